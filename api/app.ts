@@ -1,0 +1,41 @@
+import Koa from 'koa';
+import { Discovery } from './discovery.ts';
+import { corsFor } from './middleware/cors.ts';
+import { problems } from './middleware/problems.ts';
+import { requestId } from './middleware/request-id.ts';
+import type { AppContext, RouteDef } from './route.ts';
+import { allowedMethods, buildRouter } from './router.ts';
+import { discoveryRoutes, resourceRoutes } from './routes/index.ts';
+import type { Services } from './services.ts';
+
+export function allRoutes(publicUrl: string): RouteDef[] {
+  // The discovery routes describe themselves too: they read the document built from the
+  // whole table, including them.
+  let docs: Discovery | undefined;
+  const routes = [...resourceRoutes, ...discoveryRoutes(() => docs!)];
+  docs = new Discovery(routes, publicUrl);
+  return routes;
+}
+
+export function createApp(services: Services): Koa {
+  const app = new Koa();
+  app.proxy = services.config.trustProxy > 0;
+  app.context.services = services;
+  app.silent = true; // errors are logged by the problems middleware, once
+  const router = buildRouter(allRoutes(services.config.publicUrl));
+  app.use(requestId as unknown as Koa.Middleware);
+  app.use(async (ctx, next) => {
+    const t0 = performance.now();
+    await next();
+    const c = ctx as unknown as AppContext;
+    services.log.debug(
+      { requestId: c.state.requestId, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(performance.now() - t0) },
+      'request',
+    );
+  });
+  app.use(problems as unknown as Koa.Middleware);
+  app.use(corsFor(services.config.trustedOrigins));
+  app.use(router.routes());
+  app.use(allowedMethods(router));
+  return app;
+}

@@ -1,0 +1,28 @@
+// API process entry: `node api/main.ts` with DATABASE_URL and TEMPORAL_ADDRESS set
+// (npm start sets both for its children). Scale out by running several.
+import { ConfigError, loadConfig } from '../shared/config.ts';
+import { createLogger } from '../shared/log.ts';
+import { startApiServer } from './server.ts';
+
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig();
+  if (!config.databaseUrl || !config.temporalAddress) throw new ConfigError('DATABASE_URL and TEMPORAL_ADDRESS are required to run the API alone; `npm start` sets them');
+} catch (err) {
+  console.error(`configuration error: ${(err as Error).message}`);
+  process.exit(1);
+}
+const log = createLogger(config.logLevel, 'api');
+const api = await startApiServer(config, { databaseUrl: config.databaseUrl!, temporalAddress: config.temporalAddress!, log });
+log.info({ url: api.url, port: api.port }, 'API listening');
+
+let stopping = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'API stopping');
+    await api.close();
+    process.exit(0);
+  });
+}

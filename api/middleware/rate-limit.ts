@@ -1,0 +1,64 @@
+// Per-route, per-identity limits (SPEC 8.1) on rate-limiter-flexible: counters in Redis when
+// REDIS_URL is set (shared by replicas), in process memory otherwise.
+import { Redis } from 'ioredis';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { problem } from '../../shared/errors.ts';
+import { clientIp } from '../client-ip.ts';
+import type { AppContext, RateLimitRule, RouteDef } from '../route.ts';
+
+export class RateLimiters {
+  private readonly limiters = new Map<string, RateLimiterAbstract>();
+  private readonly redis?: Redis;
+
+  constructor(redisUrl?: string) {
+    if (redisUrl) this.redis = new Redis(redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2 });
+  }
+
+  /** One limiter per route pattern: counters are separate per endpoint. */
+  forRoute(routeKey: string, rule: RateLimitRule): RateLimiterAbstract {
+    let limiter = this.limiters.get(routeKey);
+    if (!limiter) {
+      const opts = { keyPrefix: `rl:${routeKey}`, points: rule.points, duration: rule.duration };
+      limiter = this.redis ? new RateLimiterRedis({ ...opts, storeClient: this.redis }) : new RateLimiterMemory(opts);
+      this.limiters.set(routeKey, limiter);
+    }
+    return limiter;
+  }
+
+  async close(): Promise<void> {
+    await this.redis?.quit();
+  }
+}
+
+function identity(ctx: AppContext, rule: RateLimitRule): string {
+  const auth = ctx.state.auth;
+  if (rule.by === 'identity' && auth) return auth.kind === 'api_key' ? `apikey:${auth.key.id}` : `user:${auth.userId}`;
+  return `ip:${clientIp(ctx, ctx.services.config.trustProxy)}`;
+}
+
+function setHeaders(ctx: AppContext, rule: RateLimitRule, res: RateLimiterRes): number {
+  const reset = Math.max(1, Math.ceil(res.msBeforeNext / 1000));
+  ctx.set('RateLimit', `limit=${rule.points}, remaining=${Math.max(0, res.remainingPoints)}, reset=${reset}`);
+  ctx.set('RateLimit-Policy', `${rule.points};w=${rule.duration}`);
+  return reset;
+}
+
+/** Consumes one point for the route; 429 `rate_limited` with Retry-After when exhausted. */
+export async function enforceRateLimit(ctx: AppContext, route: RouteDef): Promise<void> {
+  const rule = route.rateLimit;
+  if (!rule) return;
+  if (rule.productionOnly && ctx.services.config.nodeEnv !== 'production') return;
+  const limiter = ctx.services.rateLimiters.forRoute(`${route.method.toUpperCase()} ${route.path}`, rule);
+  try {
+    const res = await limiter.consume(identity(ctx, rule));
+    setHeaders(ctx, rule, res);
+  } catch (err) {
+    if (!(err instanceof RateLimiterRes)) throw err;
+    const retryAfter = setHeaders(ctx, rule, err);
+    throw problem('rate_limited', {
+      detail: `Rate limit of ${rule.points} requests per ${rule.duration} s reached for this route; retry in ${retryAfter} s`,
+      retryAfter,
+      headers: { RateLimit: ctx.response.get('RateLimit'), 'RateLimit-Policy': ctx.response.get('RateLimit-Policy') },
+    });
+  }
+}

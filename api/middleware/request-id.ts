@@ -1,0 +1,10 @@
+import type { Next } from 'koa';
+import { newId } from '../../shared/ids.ts';
+import type { AppContext } from '../route.ts';
+
+/** Every response, errors and unknown routes included, carries `Request-Id: req_...`. */
+export async function requestId(ctx: AppContext, next: Next): Promise<void> {
+  ctx.state.requestId = newId('req');
+  ctx.set('Request-Id', ctx.state.requestId);
+  await next();
+}

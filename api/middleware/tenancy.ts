@@ -1,0 +1,142 @@
+// Context headers (SPEC 5.2, 5.6): which organization and space a request acts in, on whose
+// behalf, and with which effective permissions.
+import { EndUser, type Organization, type Space } from '../../shared/db/models.ts';
+import { Organization as OrgModel } from '../../shared/db/models.ts';
+import { assertServable, CURRENT_API_VERSION } from '../../shared/api-version.ts';
+import { problem } from '../../shared/errors.ts';
+import { findSpace, isOrgAdmin, orgRole, orgScopes, spaceScopes } from '../../shared/identity/tenancy.ts';
+import { type OrgRole, type Scope, SPACE_ROLE_SCOPES, SPACE_ROLES, type SpaceRole, intersect } from '../../shared/permissions.ts';
+import type { AppContext, RouteDef } from '../route.ts';
+
+export interface TenancyState {
+  org?: Organization;
+  orgRole?: OrgRole;
+  space?: Space;
+  /** Effective permissions in the route's context. */
+  scopes: ReadonlySet<Scope>;
+  /** Service-User: the end-user the API key acts for. */
+  endUserId?: string;
+  viewAs?: SpaceRole;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Header rules that hold on every authenticated route, whatever its context. */
+function checkCredentialHeaders(ctx: AppContext): void {
+  const auth = ctx.state.auth!;
+  const serviceUser = ctx.get('Service-User');
+  if (serviceUser) {
+    if (auth.kind !== 'api_key') {
+      throw problem('header_not_allowed', { detail: 'Service-User can only be sent with an API key', param: 'Service-User' });
+    }
+    if (!serviceUser.startsWith('eu_')) {
+      throw problem('invalid_end_user_id', { detail: 'Service-User must be an end-user id starting with eu_', param: 'Service-User' });
+    }
+  }
+  if (ctx.get('X-View-As') && auth.kind === 'api_key') {
+    throw problem('view_as_unsupported', { detail: 'X-View-As cannot be used with an API key', param: 'X-View-As' });
+  }
+}
+
+async function resolveOrg(ctx: AppContext): Promise<{ org: Organization; role: OrgRole }> {
+  const auth = ctx.state.auth!;
+  const { knex } = ctx.services;
+  // An API key is bound to its organization: X-Org-Id is ignored (SPEC 5.2).
+  let orgId: string;
+  if (auth.kind === 'api_key') {
+    orgId = auth.key.org_id;
+  } else {
+    orgId = ctx.get('X-Org-Id');
+    if (!orgId) throw problem('org_required', { detail: 'Send X-Org-Id to select the organization', param: 'X-Org-Id' });
+    if (!UUID.test(orgId)) {
+      throw problem('validation_failed', {
+        detail: 'X-Org-Id must be a UUID',
+        param: 'X-Org-Id',
+        errors: [{ field: 'X-Org-Id', code: 'invalid_format', message: 'X-Org-Id must be a UUID' }],
+      });
+    }
+  }
+  const role = await orgRole(knex, orgId, auth.userId);
+  const org = role ? await OrgModel.query(knex).findById(orgId) : undefined;
+  if (!role || !org) {
+    // A key whose creator left is revoked; a session outside the organization contradicts it.
+    throw problem(auth.kind === 'api_key' ? 'unauthorized' : 'forbidden', 'You are not a member of this organization');
+  }
+  return { org, role };
+}
+
+async function resolveSpace(ctx: AppContext, org: Organization, role: OrgRole): Promise<{ space: Space; scopes: ReadonlySet<Scope> }> {
+  const auth = ctx.state.auth!;
+  const { knex } = ctx.services;
+  const header = ctx.get('X-Space-Id');
+  let spaceId: string;
+  if (auth.kind === 'api_key') {
+    if (header && header !== auth.key.space_id) {
+      throw problem('forbidden', { detail: 'This API key is pinned to another space', param: 'X-Space-Id' });
+    }
+    spaceId = auth.key.space_id;
+  } else {
+    if (!header) throw problem('space_required', { detail: 'This route is space-scoped: send X-Space-Id', param: 'X-Space-Id' });
+    spaceId = header;
+  }
+  const space = await findSpace(knex, org.id, spaceId);
+  const held = space ? await spaceScopes(knex, auth.userId, space, role) : null;
+  if (!space || !held) throw problem('not_a_space_member', { detail: `You hold no role in space ${spaceId}`, param: 'X-Space-Id' });
+  return { space, scopes: held };
+}
+
+function applyViewAs(ctx: AppContext, role: OrgRole, scopes: ReadonlySet<Scope>): { scopes: ReadonlySet<Scope>; viewAs?: SpaceRole } {
+  const viewAs = ctx.get('X-View-As');
+  if (!viewAs) return { scopes };
+  if (!SPACE_ROLES.includes(viewAs as SpaceRole)) {
+    throw problem('validation_failed', {
+      detail: `X-View-As must be one of ${SPACE_ROLES.join(', ')}`,
+      param: 'X-View-As',
+      errors: [{ field: 'X-View-As', code: 'invalid_value', message: `X-View-As must be one of ${SPACE_ROLES.join(', ')}` }],
+    });
+  }
+  if (!isOrgAdmin(role)) throw problem('forbidden', { detail: 'Only organization owners and admins can use X-View-As', param: 'X-View-As' });
+  return { scopes: intersect(SPACE_ROLE_SCOPES[viewAs as SpaceRole], scopes as Set<Scope>), viewAs: viewAs as SpaceRole };
+}
+
+export async function resolveTenancy(ctx: AppContext, route: RouteDef): Promise<void> {
+  const auth = ctx.state.auth;
+  if (!auth) return;
+  checkCredentialHeaders(ctx);
+  let version = ctx.get('Service-Version') ? assertServable(ctx.get('Service-Version'), 'header') : undefined;
+  if (!route.context) {
+    ctx.set('Service-Version', version ?? CURRENT_API_VERSION);
+    ctx.state.tenancy = { scopes: new Set() };
+    return;
+  }
+  const { org, role } = await resolveOrg(ctx);
+  version ??= org.api_version ? assertServable(org.api_version, 'organization pin') : CURRENT_API_VERSION;
+  ctx.set('Service-Version', version);
+
+  let scopes: ReadonlySet<Scope>;
+  let space: Space | undefined;
+  if (route.context === 'space') {
+    ({ space, scopes } = await resolveSpace(ctx, org, role));
+  } else {
+    scopes = orgScopes(role);
+  }
+  const view = applyViewAs(ctx, role, scopes);
+  scopes = view.scopes;
+  if (auth.kind === 'api_key') scopes = intersect(auth.key.scopes as Scope[], scopes as Set<Scope>);
+
+  let endUserId: string | undefined;
+  const serviceUser = ctx.get('Service-User');
+  if (serviceUser && auth.kind === 'api_key') {
+    const eu = await EndUser.query(ctx.services.knex).findOne({ id: serviceUser, org_id: org.id, space_id: auth.key.space_id });
+    if (!eu) throw problem('invalid_end_user', { detail: `${serviceUser} is not an end-user of this key's space`, param: 'Service-User' });
+    endUserId = eu.id;
+    ctx.services.log.info(
+      { requestId: ctx.state.requestId, keyId: auth.key.id, endUserId, method: ctx.method, path: ctx.path, ip: ctx.ip, userAgent: ctx.get('User-Agent') },
+      'impersonated request',
+    );
+  }
+  ctx.state.tenancy = { org, orgRole: role, space, scopes, endUserId, viewAs: view.viewAs };
+  if (route.scope && !scopes.has(route.scope)) {
+    throw problem('forbidden', `This operation needs the ${route.scope} permission`);
+  }
+}

@@ -1,0 +1,98 @@
+// OpenAPI 3.1 built from the route definitions: the schemas published are the schemas enforced.
+import { createHash } from 'node:crypto';
+import { CURRENT_API_VERSION } from '../shared/api-version.ts';
+import { ERROR_CATALOG } from '../shared/errors.ts';
+import { type JsonSchema, openApiPath, type RouteDef } from './route.ts';
+import { problemSchema } from './schemas.ts';
+
+const header = (name: string, description: string, required = false, schema: JsonSchema = { type: 'string' }) => ({
+  name,
+  in: 'header',
+  required,
+  description,
+  schema,
+});
+
+function parametersOf(route: RouteDef): unknown[] {
+  const out: unknown[] = [];
+  for (const [where, schema] of [
+    ['path', route.params],
+    ['query', route.query],
+  ] as const) {
+    const props = (schema?.properties ?? {}) as Record<string, JsonSchema>;
+    const required = new Set((schema?.required as string[]) ?? []);
+    for (const [name, s] of Object.entries(props)) {
+      out.push({ name, in: where, required: where === 'path' || required.has(name), schema: s });
+    }
+  }
+  if (route.auth !== 'none') out.push(header('Service-Version', 'API version (YYYY-MM-DD); echoed on the response', false));
+  if (route.context) {
+    out.push(header('X-Org-Id', 'Organization (sessions); ignored with an API key', false, { type: 'string', format: 'uuid' }));
+  }
+  if (route.context === 'space') {
+    out.push(header('X-Space-Id', 'Space (sessions); an API key is pinned to its own space', false));
+    if (route.auth === 'any') out.push(header('Service-User', 'Act for this end-user (`eu_...`); API keys only', false));
+  }
+  return out;
+}
+
+function responsesOf(route: RouteDef): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [status, r] of Object.entries(route.responses)) {
+    out[status] = r.schema
+      ? { description: r.description, content: { [r.contentType ?? 'application/json']: { schema: r.schema } } }
+      : { description: r.description };
+  }
+  const problemRef = { content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+  out.default = { description: 'Error (RFC 9457 problem document)', ...problemRef };
+  if (route.rateLimit) {
+    out['429'] = {
+      description: `Rate limited: ${route.rateLimit.points} per ${route.rateLimit.duration} s per ${route.rateLimit.by === 'ip' ? 'client IP' : 'identity'}`,
+      headers: { 'Retry-After': { schema: { type: 'integer' } }, RateLimit: { schema: { type: 'string' } } },
+      ...problemRef,
+    };
+  }
+  return out;
+}
+
+export function buildOpenApi(routes: RouteDef[], publicUrl: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    const p = openApiPath(route.path);
+    paths[p] ??= {};
+    paths[p][route.method] = {
+      operationId: route.operationId,
+      summary: route.summary,
+      description: route.description,
+      tags: [route.tag],
+      security: route.auth === 'none' ? [] : route.auth === 'session' ? [{ session: [] }] : [{ apiKey: [] }, { session: [] }],
+      parameters: parametersOf(route),
+      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+      responses: responsesOf(route),
+      ...(route.scope ? { 'x-required-scope': route.scope } : {}),
+      ...(route.rateLimit ? { 'x-rate-limit': route.rateLimit } : {}),
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Agent Execution Service API',
+      version: CURRENT_API_VERSION,
+      description: 'Runs AI agents in isolated sandboxes on Temporal. Errors are RFC 9457 problem documents; see x-error-codes.',
+    },
+    servers: [{ url: publicUrl }],
+    paths,
+    components: {
+      schemas: { Problem: problemSchema },
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'API key: svc_ + 30 base62 + 6-character checksum' },
+        session: { type: 'apiKey', in: 'cookie', name: 'svc.session_token' },
+      },
+    },
+    'x-error-codes': Object.fromEntries(Object.entries(ERROR_CATALOG).map(([code, e]) => [code, { status: e.status, title: e.title }])),
+  };
+}
+
+export function strongEtag(body: string): string {
+  return `"${createHash('sha256').update(body).digest('base64url')}"`;
+}

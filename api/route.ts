@@ -1,0 +1,76 @@
+// A route is one file exporting `defineRoute({...})`. The same definition drives request
+// validation, authentication, authorization, rate limiting and the OpenAPI document, so the
+// published schemas are exactly the ones enforced.
+import type { Context } from 'koa';
+import type { Scope } from '../shared/permissions.ts';
+import type { Services } from './services.ts';
+import type { AuthState } from './middleware/authenticate.ts';
+import type { TenancyState } from './middleware/tenancy.ts';
+
+export type JsonSchema = Record<string, unknown>;
+export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+export interface RateLimitRule {
+  /** Requests per window. */
+  points: number;
+  /** Window in seconds. */
+  duration: number;
+  /** Identity counted: client IP, or the authenticated identity (SPEC 8.1). */
+  by: 'ip' | 'identity';
+  /** Only when NODE_ENV=production (SPEC 5.4: session-library routes). */
+  productionOnly?: boolean;
+}
+
+export interface ResponseDef {
+  description: string;
+  schema?: JsonSchema;
+  contentType?: string;
+}
+
+export interface RouteState {
+  requestId: string;
+  rawBody?: Buffer;
+  auth?: AuthState;
+  tenancy?: TenancyState;
+}
+
+export type AppContext = Context & { state: RouteState; services: Services };
+
+export interface RouteInput<B, Q, P> {
+  body: B;
+  query: Q;
+  params: P;
+}
+
+export interface RouteDef<B = any, Q = any, P = any> {
+  method: HttpMethod;
+  /** Koa path, e.g. `/api/orgs/:orgId/members`. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  /**
+   * Credentials accepted: `none` (public), `session` (dashboard only), `any` (API key or session).
+   */
+  auth: 'none' | 'session' | 'any';
+  /** Tenancy context: `org` needs X-Org-Id, `space` needs X-Org-Id and X-Space-Id (SPEC 5.2). */
+  context?: 'org' | 'space';
+  /** Permission required in that context. */
+  scope?: Scope;
+  params?: JsonSchema;
+  query?: JsonSchema;
+  body?: JsonSchema;
+  responses: Record<number, ResponseDef>;
+  rateLimit?: RateLimitRule;
+  handler(ctx: AppContext, input: RouteInput<B, Q, P>): Promise<void> | void;
+}
+
+export function defineRoute<B = any, Q = any, P = any>(def: RouteDef<B, Q, P>): RouteDef<B, Q, P> {
+  return def;
+}
+
+/** Koa `:param` path to OpenAPI `{param}`. */
+export function openApiPath(path: string): string {
+  return path.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}

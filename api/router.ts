@@ -1,0 +1,60 @@
+// Mounts route definitions on @koa/router with one fixed pipeline per request:
+// authenticate -> rate limit -> tenancy and permission -> params/query -> body -> handler.
+import Router from '@koa/router';
+import type { ValidateFunction } from 'ajv';
+import { problem } from '../shared/errors.ts';
+import { assertValid, bodyAjv, paramAjv } from '../shared/validation.ts';
+import { readJsonBody } from './middleware/body.ts';
+import { authenticate } from './middleware/authenticate.ts';
+import { enforceRateLimit } from './middleware/rate-limit.ts';
+import { resolveTenancy } from './middleware/tenancy.ts';
+import type { AppContext, RouteDef } from './route.ts';
+
+interface Compiled {
+  params?: ValidateFunction;
+  query?: ValidateFunction;
+  body?: ValidateFunction;
+}
+
+function compile(route: RouteDef): Compiled {
+  return {
+    params: route.params && paramAjv.compile(route.params),
+    query: route.query && paramAjv.compile(route.query),
+    body: route.body && bodyAjv.compile(route.body),
+  };
+}
+
+export function buildRouter(routes: RouteDef[]): Router {
+  const router = new Router();
+  for (const route of routes) {
+    const v = compile(route);
+    router[route.method](route.path, async (raw) => {
+      const ctx = raw as unknown as AppContext;
+      await authenticate(ctx, route);
+      await enforceRateLimit(ctx, route);
+      await resolveTenancy(ctx, route);
+      const params = { ...ctx.params };
+      if (v.params) assertValid(v.params, params);
+      const query: Record<string, unknown> = { ...ctx.query };
+      if (v.query) assertValid(v.query, query);
+      let body: unknown;
+      if (route.method !== 'get' && route.method !== 'delete') {
+        body = await readJsonBody(ctx);
+        if (v.body) {
+          if (body === undefined) body = {};
+          assertValid(v.body, body);
+        }
+      }
+      await route.handler(ctx, { body, query, params });
+    });
+  }
+  return router;
+}
+
+export function allowedMethods(router: Router) {
+  return router.allowedMethods({
+    throw: true,
+    methodNotAllowed: () => problem('method_not_allowed'),
+    notImplemented: () => problem('method_not_allowed'),
+  });
+}

@@ -1,0 +1,65 @@
+// The route table. Each route is one file; the order here is the order in OpenAPI.
+import type { Discovery } from '../discovery.ts';
+import type { RouteDef } from '../route.ts';
+import apiKeyScopes from './api-keys/available-scopes.ts';
+import apiKeyCreate from './api-keys/create.ts';
+import apiKeyList from './api-keys/list.ts';
+import apiKeyRevoke from './api-keys/revoke.ts';
+import bootstrapRedeem from './auth/bootstrap-redeem.ts';
+import changePassword from './auth/change-password.ts';
+import requestPasswordReset from './auth/request-password-reset.ts';
+import resetPassword from './auth/reset-password.ts';
+import session from './auth/session.ts';
+import signIn from './auth/sign-in.ts';
+import signOut from './auth/sign-out.ts';
+import signUp from './auth/sign-up.ts';
+import { docsAsset, docsPage } from './discovery/docs.ts';
+import errorDocs from './discovery/error-docs.ts';
+import health from './discovery/health.ts';
+import llmsTxt from './discovery/llms-txt.ts';
+import openapi from './discovery/openapi.ts';
+import orgCreate from './orgs/create.ts';
+import orgList from './orgs/list.ts';
+import orgMemberAdd from './orgs/members-add.ts';
+import orgMemberList from './orgs/members-list.ts';
+import orgMemberRemove from './orgs/members-remove.ts';
+import roleCreate from './orgs/roles-create.ts';
+import roleList from './orgs/roles-list.ts';
+import spaceCreate from './spaces/create.ts';
+import spaceList from './spaces/list.ts';
+import spaceMemberAdd from './spaces/members-add.ts';
+import spaceMemberList from './spaces/members-list.ts';
+import spaceMemberRemove from './spaces/members-remove.ts';
+import spaceMemberUpdate from './spaces/members-update.ts';
+
+export const resourceRoutes: RouteDef[] = [
+  bootstrapRedeem,
+  signUp,
+  signIn,
+  signOut,
+  session,
+  changePassword,
+  requestPasswordReset,
+  resetPassword,
+  orgCreate,
+  orgList,
+  orgMemberList,
+  orgMemberAdd,
+  orgMemberRemove,
+  roleCreate,
+  roleList,
+  spaceList,
+  spaceCreate,
+  spaceMemberList,
+  spaceMemberAdd,
+  spaceMemberUpdate,
+  spaceMemberRemove,
+  apiKeyCreate,
+  apiKeyList,
+  apiKeyScopes,
+  apiKeyRevoke,
+];
+
+export function discoveryRoutes(docs: () => Discovery): RouteDef[] {
+  return [openapi(docs), docsPage, docsAsset, errorDocs, llmsTxt(docs), health];
+}

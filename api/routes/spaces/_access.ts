@@ -1,0 +1,48 @@
+import type { Space } from '../../../shared/db/models.ts';
+import { CustomRole } from '../../../shared/db/models.ts';
+import { problem } from '../../../shared/errors.ts';
+import { customRoleScopes, findSpace, spaceScopes } from '../../../shared/identity/tenancy.ts';
+import { type Scope, SPACE_ROLE_SCOPES, type SpaceRole } from '../../../shared/permissions.ts';
+import type { AppContext } from '../../route.ts';
+
+/** The path's space and what the caller holds there; 404 when the caller holds nothing. */
+export async function spaceAccess(ctx: AppContext, spaceId: string, need?: Scope): Promise<{ space: Space; held: ReadonlySet<Scope> }> {
+  const tenancy = ctx.state.tenancy!;
+  const { knex } = ctx.services;
+  const space = await findSpace(knex, tenancy.org!.id, spaceId);
+  const held = space ? await spaceScopes(knex, ctx.state.auth!.userId, space, tenancy.orgRole) : null;
+  if (!space || !held) throw problem('not_found', 'No such space');
+  if (need && !held.has(need)) throw problem('forbidden', `This operation needs the ${need} permission in the space`);
+  return { space, held };
+}
+
+export interface RoleChoice {
+  preset_role?: SpaceRole | null;
+  custom_role_id?: string | null;
+}
+
+/** Scopes a role choice grants; a custom role must belong to the organization (404 otherwise). */
+export async function roleChoiceScopes(ctx: AppContext, orgId: string, choice: RoleChoice): Promise<ReadonlySet<Scope>> {
+  if (choice.preset_role) return SPACE_ROLE_SCOPES[choice.preset_role];
+  const role = await CustomRole.query(ctx.services.knex).findOne({ id: choice.custom_role_id ?? '', org_id: orgId });
+  if (!role) throw problem('not_found', { detail: 'No such custom role in this organization', param: 'custom_role_id' });
+  return customRoleScopes(role);
+}
+
+/** Exactly one of preset_role and custom_role_id. */
+export const roleChoiceSchema = {
+  oneOf: [
+    { required: ['preset_role'], properties: { preset_role: { type: 'string' }, custom_role_id: { type: 'null' } } },
+    { required: ['custom_role_id'], properties: { custom_role_id: { type: 'string' }, preset_role: { type: 'null' } } },
+  ],
+};
+
+export const spaceIdParam = {
+  type: 'object',
+  required: ['spaceId'],
+  properties: { spaceId: { type: 'string', minLength: 1 } },
+} as const;
+
+export function spaceMemberDto(m: { user_id: string; preset_role: string | null; custom_role_id: string | null }) {
+  return { object: 'space_member' as const, userId: m.user_id, preset_role: m.preset_role, custom_role_id: m.custom_role_id };
+}

@@ -1,0 +1,26 @@
+import { Space } from '../../../shared/db/models.ts';
+import { problem } from '../../../shared/errors.ts';
+import { newId } from '../../../shared/ids.ts';
+import { isOrgAdmin, spaceDto } from '../../../shared/identity/tenancy.ts';
+import { defineRoute } from '../../route.ts';
+import { name, spaceSchema } from '../../schemas.ts';
+
+export default defineRoute<{ name: string }>({
+  method: 'post',
+  path: '/api/spaces',
+  operationId: 'createSpace',
+  summary: 'Create a team space',
+  description: 'Organization owners and admins only; they act as `admin` in every team space.',
+  tag: 'Spaces',
+  auth: 'session',
+  context: 'org',
+  body: { type: 'object', additionalProperties: false, required: ['name'], properties: { name } },
+  responses: { 201: { description: 'Created', schema: spaceSchema } },
+  async handler(ctx, { body }) {
+    const { org, orgRole } = ctx.state.tenancy!;
+    if (!isOrgAdmin(orgRole)) throw problem('forbidden', 'Only organization owners and admins create spaces');
+    const space = await Space.query(ctx.services.knex).insertAndFetch({ id: newId('spc'), org_id: org!.id, name: body.name.trim(), kind: 'team' });
+    ctx.status = 201;
+    ctx.body = spaceDto(space);
+  },
+});

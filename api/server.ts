@@ -1,0 +1,45 @@
+// Starts the API: connects Postgres and Temporal, listens, and closes everything on stop.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Connection } from '@temporalio/client';
+import type { Config } from '../shared/config.ts';
+import { createKnex } from '../shared/db/knex.ts';
+import { createLogger, type Logger } from '../shared/log.ts';
+import { temporalConnectionOptions } from '../shared/temporal-connection.ts';
+import { createApp } from './app.ts';
+import { RateLimiters } from './middleware/rate-limit.ts';
+
+export interface ApiServer {
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+export async function startApiServer(
+  config: Config,
+  deps: { databaseUrl: string; temporalAddress: string; log?: Logger },
+): Promise<ApiServer> {
+  const log = deps.log ?? createLogger(config.logLevel, 'api');
+  const knex = createKnex(deps.databaseUrl);
+  const temporal = Connection.lazy(temporalConnectionOptions(config, deps.temporalAddress));
+  const rateLimiters = new RateLimiters(config.redisUrl);
+  const app = createApp({ config, knex, log, temporal, rateLimiters });
+  const server = http.createServer(app.callback());
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.port, config.host, resolve);
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://localhost:${port}`,
+    port,
+    async close() {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await Promise.allSettled([knex.destroy(), temporal.close(), rateLimiters.close()]);
+    },
+  };
+}

@@ -1,0 +1,230 @@
+// Every environment variable the service reads is read here, validated once at boot, and
+// documented in the README's configuration table. Anything invalid stops the boot with a
+// message that names the variable (and the key, for the JSON settings).
+import path from 'node:path';
+import { Ajv } from 'ajv';
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const MiB = 1024 * 1024;
+
+/** SPEC 8.3: PLATFORM_RUN_LIMITS. */
+export interface PlatformRunLimits {
+  timeout_ceiling_seconds: number;
+  per_org_global_rate_per_min: number;
+  max_concurrent_per_org: number;
+  agent_memory_ceiling_mb: number;
+  agent_cpu_ceiling: number;
+}
+/** SPEC 8.4: INLINE_RUN_LIMITS. */
+export interface InlineRunLimits {
+  rate_per_min: number;
+  manifest_bytes: number;
+  prompt_bytes: number;
+  max_skills: number;
+  max_tools: number;
+  max_authorized_uris: number;
+  wildcard_uri_allowed: boolean;
+  retention_days: number;
+}
+/** SPEC 8.5: LLM_PROXY_LIMITS. */
+export interface LlmProxyLimits {
+  rate_per_min: number;
+  max_request_bytes: number;
+}
+/** SPEC 8.5: CREDENTIAL_PROXY_LIMITS. */
+export interface CredentialProxyLimits {
+  rate_per_min: number;
+  max_request_bytes: number;
+  max_response_bytes: number;
+  session_ttl_seconds: number;
+}
+
+const jsonSettings = {
+  PLATFORM_RUN_LIMITS: {
+    defaults: {
+      timeout_ceiling_seconds: 1800,
+      per_org_global_rate_per_min: 200,
+      max_concurrent_per_org: 50,
+      agent_memory_ceiling_mb: 1536,
+      agent_cpu_ceiling: 2,
+    } satisfies PlatformRunLimits,
+    types: {
+      timeout_ceiling_seconds: 'posint',
+      per_org_global_rate_per_min: 'posint',
+      max_concurrent_per_org: 'posint',
+      agent_memory_ceiling_mb: 'posint',
+      agent_cpu_ceiling: 'posnumber',
+    },
+  },
+  INLINE_RUN_LIMITS: {
+    defaults: {
+      rate_per_min: 60,
+      manifest_bytes: 65536,
+      prompt_bytes: 200000,
+      max_skills: 20,
+      max_tools: 20,
+      max_authorized_uris: 50,
+      wildcard_uri_allowed: false,
+      retention_days: 30,
+    } satisfies InlineRunLimits,
+    types: {
+      rate_per_min: 'posint',
+      manifest_bytes: 'posint',
+      prompt_bytes: 'posint',
+      max_skills: 'nonneg',
+      max_tools: 'nonneg',
+      max_authorized_uris: 'nonneg',
+      wildcard_uri_allowed: 'boolean',
+      retention_days: 'posint',
+    },
+  },
+  LLM_PROXY_LIMITS: {
+    defaults: { rate_per_min: 60, max_request_bytes: 10 * MiB } satisfies LlmProxyLimits,
+    types: { rate_per_min: 'posint', max_request_bytes: 'posint' },
+  },
+  CREDENTIAL_PROXY_LIMITS: {
+    defaults: {
+      rate_per_min: 100,
+      max_request_bytes: 10 * MiB,
+      max_response_bytes: 50 * MiB,
+      session_ttl_seconds: 3600,
+    } satisfies CredentialProxyLimits,
+    types: {
+      rate_per_min: 'posint',
+      max_request_bytes: 'posint',
+      max_response_bytes: 'posint',
+      session_ttl_seconds: 'posint',
+    },
+  },
+} as const;
+
+const typeSchemas = {
+  posint: { type: 'integer', minimum: 1 },
+  nonneg: { type: 'integer', minimum: 0 },
+  posnumber: { type: 'number', exclusiveMinimum: 0 },
+  boolean: { type: 'boolean' },
+} as const;
+
+const ajv = new Ajv({ allErrors: false, strict: true });
+
+function parseJsonSetting<K extends keyof typeof jsonSettings>(
+  name: K,
+  raw: string | undefined,
+): (typeof jsonSettings)[K]['defaults'] {
+  const { defaults, types } = jsonSettings[name];
+  if (raw === undefined || raw.trim() === '') return { ...defaults };
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch (err) {
+    throw new ConfigError(`${name} is not valid JSON: ${(err as Error).message}`);
+  }
+  const schema = {
+    type: 'object',
+    additionalProperties: false,
+    properties: Object.fromEntries(Object.entries(types).map(([k, t]) => [k, typeSchemas[t]])),
+  };
+  const validate = ajv.compile(schema);
+  if (!validate(value)) {
+    const e = validate.errors![0];
+    if (e.keyword === 'additionalProperties') {
+      throw new ConfigError(`${name} has an unknown key "${e.params.additionalProperty}"`);
+    }
+    const key = e.instancePath.replace(/^\//, '') || '(root)';
+    throw new ConfigError(`${name}.${key} ${e.message}`);
+  }
+  return { ...defaults, ...(value as object) };
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) {
+    throw new ConfigError(`${name} must be an integer >= ${min}, got "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!values.includes(raw as T)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+function list(env: NodeJS.ProcessEnv, name: string): string[] {
+  return (env[name] ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+}
+
+function url(env: NodeJS.ProcessEnv, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+  }
+  return raw;
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const port = int(env, 'PORT', 3000);
+  const trustedOrigins = list(env, 'TRUSTED_ORIGINS');
+  for (const o of trustedOrigins) {
+    if (!/^https?:\/\/[^/]+$/.test(o)) throw new ConfigError(`TRUSTED_ORIGINS entry "${o}" must be an origin such as https://app.example.com`);
+  }
+  return {
+    /** `production` turns on the per-IP limits of the sign-in routes (SPEC 5.4). */
+    nodeEnv: env.NODE_ENV ?? 'development',
+    /** Address the API binds to. */
+    host: env.HOST || '0.0.0.0',
+    /** API port; `0` picks a free one. */
+    port,
+    /** Public base URL, used for links, problem `type` URIs and cookies' Secure flag. */
+    publicUrl: (url(env, 'PUBLIC_URL') ?? `http://localhost:${port}`).replace(/\/$/, ''),
+    /** Everything the embedded defaults write lives here. */
+    dataDir: path.resolve(env.DATA_DIR || '.data'),
+    /** External Postgres; unset = embedded Postgres under DATA_DIR. */
+    databaseUrl: url(env, 'DATABASE_URL'),
+    /** Preferred port of the embedded Postgres; a busy port falls back to a free one. */
+    pgPort: int(env, 'PG_PORT', 5432),
+    /** External Temporal frontend (host:port); unset = `temporal server start-dev`. */
+    temporalAddress: env.TEMPORAL_ADDRESS || undefined,
+    temporalNamespace: env.TEMPORAL_NAMESPACE || 'default',
+    /** Preferred ports of the embedded Temporal dev server and its UI. */
+    temporalPort: int(env, 'TEMPORAL_PORT', 7233),
+    temporalUiPort: int(env, 'TEMPORAL_UI_PORT', 8233),
+    /** Printed at start when Temporal is external. */
+    temporalUiUrl: url(env, 'TEMPORAL_UI_URL'),
+    temporalCliPath: env.TEMPORAL_CLI_PATH || undefined,
+    /** TLS / API key towards a Temporal cluster or Temporal Cloud. */
+    temporalTls: oneOf(env, 'TEMPORAL_TLS', ['true', 'false'], 'false') === 'true',
+    temporalTlsCertPath: env.TEMPORAL_TLS_CERT || undefined,
+    temporalTlsKeyPath: env.TEMPORAL_TLS_KEY || undefined,
+    temporalApiKey: env.TEMPORAL_API_KEY || undefined,
+    /** Shared rate-limit counters (and, later, idempotency keys) across API replicas. */
+    redisUrl: url(env, 'REDIS_URL'),
+    /** Browser origins allowed by CORS. */
+    trustedOrigins,
+    /** Number of proxies whose X-Forwarded-For entries are trusted. */
+    trustProxy: int(env, 'TRUST_PROXY', 0),
+    apiBodyLimitBytes: int(env, 'API_BODY_LIMIT_BYTES', 10 * MiB, 1),
+    /** `open` lets anyone sign up; `closed` leaves only bootstrap and org invitations. */
+    authSignup: oneOf(env, 'AUTH_SIGNUP', ['open', 'closed'], 'open'),
+    /** Fixed bootstrap token; otherwise one is generated on an empty database. */
+    bootstrapToken: env.BOOTSTRAP_TOKEN || undefined,
+    logLevel: oneOf(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info'),
+    platformRunLimits: parseJsonSetting('PLATFORM_RUN_LIMITS', env.PLATFORM_RUN_LIMITS) as PlatformRunLimits,
+    inlineRunLimits: parseJsonSetting('INLINE_RUN_LIMITS', env.INLINE_RUN_LIMITS) as InlineRunLimits,
+    llmProxyLimits: parseJsonSetting('LLM_PROXY_LIMITS', env.LLM_PROXY_LIMITS) as LlmProxyLimits,
+    credentialProxyLimits: parseJsonSetting('CREDENTIAL_PROXY_LIMITS', env.CREDENTIAL_PROXY_LIMITS) as CredentialProxyLimits,
+  };
+}
+
+export type Config = ReturnType<typeof loadConfig>;

@@ -1,0 +1,19 @@
+// Migrations are listed here explicitly (a knex MigrationSource) so they load the same way
+// under every runner: npm start, the test harness and `npm run migrate`.
+import type { Knex } from 'knex';
+import * as m001 from './001_identity.ts';
+
+interface Migration {
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+const MIGRATIONS: Record<string, Migration> = {
+  '001_identity': m001,
+};
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => Object.keys(MIGRATIONS),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => MIGRATIONS[name],
+};

@@ -1,0 +1,89 @@
+// The single error factory. Every failure a client can see is a ProblemError with a stable
+// `code` from this catalogue; api/middleware/problems.ts turns it into an RFC 9457 document.
+// The catalogue is also served as the documentation behind each problem's `type` URI.
+
+export interface ErrorEntry {
+  status: number;
+  title: string;
+  description: string;
+}
+
+export const ERROR_CATALOG = {
+  validation_failed: { status: 400, title: 'Validation failed', description: 'The body, query or path parameters do not match the schema. `errors[]` lists every problem; `detail` summarizes the first.' },
+  invalid_json: { status: 400, title: 'Malformed JSON', description: 'The request body is not valid JSON.' },
+  invalid_request: { status: 400, title: 'Invalid request', description: 'The request asks for something that cannot exist, such as an API key scope no key can carry.' },
+  header_not_allowed: { status: 400, title: 'Header not allowed', description: 'A header such as `Service-User` was sent with a credential that cannot honor it.' },
+  invalid_end_user_id: { status: 400, title: 'Invalid end-user id', description: 'The `Service-User` value does not start with `eu_`.' },
+  view_as_unsupported: { status: 400, title: 'View-as unsupported', description: '`X-View-As` cannot be used with an API key.' },
+  unsupported_api_version: { status: 400, title: 'Unsupported API version', description: 'The `Service-Version` header or the organization pin names a version this server cannot serve.' },
+  space_required: { status: 400, title: 'Space required', description: 'A space-scoped route was called without `X-Space-Id`.' },
+  org_required: { status: 400, title: 'Organization required', description: 'An organization-scoped route was called without `X-Org-Id`.' },
+  unauthorized: { status: 401, title: 'Unauthorized', description: 'No credential, an invalid or expired API key, or no valid session.' },
+  forbidden: { status: 403, title: 'Forbidden', description: 'The credential is valid but lacks the permission, or a context header contradicts it.' },
+  not_a_space_member: { status: 403, title: 'Not a space member', description: 'The caller holds no role in the requested space.' },
+  invalid_end_user: { status: 403, title: 'Invalid end-user', description: '`Service-User` names no end-user of the API key\'s space.' },
+  not_found: { status: 404, title: 'Not found', description: 'The resource does not exist, or the caller cannot read it.' },
+  method_not_allowed: { status: 405, title: 'Method not allowed', description: 'The path exists but not with this method.' },
+  conflict: { status: 409, title: 'Conflict', description: 'The request conflicts with the current state of the resource.' },
+  email_taken: { status: 409, title: 'Email already registered', description: 'An account with this email address exists.' },
+  already_member: { status: 409, title: 'Already a member', description: 'The user already belongs to the organization or space.' },
+  last_owner: { status: 409, title: 'Last owner', description: 'An organization keeps at least one owner.' },
+  personal_space_takes_no_keys: { status: 409, title: 'Personal space takes no keys', description: 'API keys cannot be created in a personal space.' },
+  bootstrap_redeemed: { status: 409, title: 'Bootstrap already redeemed', description: 'The instance already has its first owner.' },
+  payload_too_large: { status: 413, title: 'Payload too large', description: 'The request body exceeds `API_BODY_LIMIT_BYTES`.' },
+  unsupported_media_type: { status: 415, title: 'Unsupported media type', description: 'The route accepts another content type.' },
+  rate_limited: { status: 429, title: 'Too many requests', description: 'The per-route limit for this identity is exhausted; wait `retry_after` seconds.' },
+  internal_error: { status: 500, title: 'Internal error', description: 'The server failed; the request id identifies it in the logs.' },
+  service_unavailable: { status: 503, title: 'Service unavailable', description: 'A dependency (Postgres or Temporal) is unreachable.' },
+} as const satisfies Record<string, ErrorEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CATALOG;
+
+export interface ProblemFieldError {
+  field: string;
+  code: string;
+  message: string;
+  [extra: string]: unknown;
+}
+
+export interface ProblemOptions {
+  detail?: string;
+  param?: string;
+  errors?: ProblemFieldError[];
+  retryAfter?: number;
+  headers?: Record<string, string>;
+}
+
+export class ProblemError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly title: string;
+  readonly detail: string;
+  readonly param?: string;
+  readonly errors?: ProblemFieldError[];
+  readonly retryAfter?: number;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, opts: ProblemOptions = {}) {
+    const entry: ErrorEntry = ERROR_CATALOG[code];
+    super(opts.detail ?? entry.title);
+    this.name = 'ProblemError';
+    this.code = code;
+    this.status = entry.status;
+    this.title = entry.title;
+    this.detail = opts.detail ?? entry.description;
+    this.param = opts.param;
+    this.errors = opts.errors;
+    this.retryAfter = opts.retryAfter;
+    this.headers = opts.headers ?? {};
+  }
+}
+
+/** Shorthand: `throw problem('not_found', {detail: 'No such run'})`. */
+export function problem(code: ErrorCode, opts: ProblemOptions | string = {}): ProblemError {
+  return new ProblemError(code, typeof opts === 'string' ? { detail: opts } : opts);
+}
+
+export function kebab(code: string): string {
+  return code.replace(/_/g, '-');
+}

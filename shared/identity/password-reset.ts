@@ -1,0 +1,51 @@
+// Password reset (SPEC 5.4): a single-use link token, mailed through the outbox (and logged
+// until SMTP is configured); using it ends every session of the account.
+import type { Knex } from 'knex';
+import { sha256Hex } from '../crypto.ts';
+import { User } from '../db/models.ts';
+import { problem } from '../errors.ts';
+import { newId, newToken } from '../ids.ts';
+import { hashPassword } from './passwords.ts';
+import { deleteSessions } from './sessions.ts';
+
+const RESET_TTL_MS = 60 * 60 * 1000;
+
+/** Issues a reset token for the user and queues the mail; returns the token. */
+export async function issueResetToken(knex: Knex, user: User, publicUrl: string): Promise<string> {
+  const token = newToken();
+  await knex.transaction(async (trx) => {
+    await trx('password_resets').insert({ token_hash: sha256Hex(token), user_id: user.id, expires_at: new Date(Date.now() + RESET_TTL_MS) });
+    await trx('mail_outbox').insert({
+      id: newId('mail'),
+      to_email: user.email,
+      subject: 'Reset your password',
+      body: `Use this token within one hour to choose a new password:\n\n${token}\n\nPOST ${publicUrl}/api/auth/reset-password {"token": "...", "newPassword": "..."}`,
+    });
+  });
+  return token;
+}
+
+/** Pending reset links die whenever the password changes. */
+export async function invalidateResetTokens(knex: Knex, userId: string): Promise<void> {
+  await knex('password_resets').where({ user_id: userId }).whereNull('used_at').update({ used_at: new Date() });
+}
+
+export async function setPassword(knex: Knex, userId: string, newPassword: string): Promise<void> {
+  await User.query(knex).patch({ password_hash: await hashPassword(newPassword), updated_at: new Date() }).where({ id: userId });
+  await invalidateResetTokens(knex, userId);
+}
+
+/** Consumes a reset token, sets the password and ends every session. */
+export async function redeemResetToken(knex: Knex, token: string, newPassword: string): Promise<void> {
+  await knex.transaction(async (trx) => {
+    const row = await trx('password_resets').where({ token_hash: sha256Hex(token) }).forUpdate().first();
+    if (!row || row.used_at || row.expires_at.getTime() <= Date.now()) {
+      throw problem('validation_failed', {
+        detail: 'The reset token is invalid, used or expired',
+        errors: [{ field: 'token', code: 'invalid_value', message: 'The reset token is invalid, used or expired' }],
+      });
+    }
+    await setPassword(trx, row.user_id, newPassword);
+    await deleteSessions(trx, row.user_id);
+  });
+}

@@ -1,0 +1,85 @@
+// JSON Schema validation with ajv, and the mapping of ajv errors to the `errors[]` entries of
+// a `validation_failed` problem (SPEC 7): {field, code, message}, `field` naming the property
+// itself (a missing `topic` is `topic`, not its parent).
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import { type ProblemFieldError, problem } from './errors.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+
+function makeAjv(coerceTypes: boolean): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes });
+  addFormats(ajv);
+  return ajv;
+}
+
+/** Bodies and documents: types are not coerced. */
+export const bodyAjv = makeAjv(false);
+/** Query strings and path parameters arrive as strings: coerce to the schema's types. */
+export const paramAjv = makeAjv(true);
+
+function pointerToField(pointer: string): string {
+  return pointer
+    .split('/')
+    .slice(1)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .join('.');
+}
+
+function join(base: string, prop: string): string {
+  return base ? `${base}.${prop}` : prop;
+}
+
+export function toFieldErrors(errors: ErrorObject[], prefix = ''): ProblemFieldError[] {
+  const out: ProblemFieldError[] = [];
+  for (const e of errors) {
+    const at = join(prefix, pointerToField(e.instancePath));
+    switch (e.keyword) {
+      case 'required': {
+        const field = join(at, String(e.params.missingProperty));
+        out.push({ field, code: 'required', message: `${field} is required` });
+        break;
+      }
+      case 'type':
+        out.push({ field: at || '(root)', code: 'invalid_type', message: `${at || 'value'} must be ${e.params.type}` });
+        break;
+      case 'format':
+      case 'pattern':
+        out.push({ field: at, code: 'invalid_format', message: `${at} ${e.message}` });
+        break;
+      case 'enum':
+      case 'const':
+        out.push({
+          field: at,
+          code: 'invalid_value',
+          message: `${at} must be one of ${JSON.stringify(e.params.allowedValues ?? [e.params.allowedValue])}`,
+        });
+        break;
+      case 'additionalProperties': {
+        const field = join(at, String(e.params.additionalProperty));
+        out.push({ field, code: 'unknown_field', message: `${field} is not a known field` });
+        break;
+      }
+      case 'minLength':
+      case 'maxLength':
+      case 'minimum':
+      case 'maximum':
+      case 'exclusiveMinimum':
+      case 'exclusiveMaximum':
+      case 'minItems':
+      case 'maxItems':
+        out.push({ field: at, code: 'out_of_range', message: `${at} ${e.message}` });
+        break;
+      default:
+        out.push({ field: at || '(root)', code: 'invalid', message: `${at || 'value'} ${e.message}` });
+    }
+  }
+  return out;
+}
+
+/** Throws 400 `validation_failed` naming the first problem in `detail`. */
+export function assertValid(validate: ValidateFunction, value: unknown, opts: { prefix?: string; param?: string } = {}): void {
+  if (validate(value)) return;
+  const errors = toFieldErrors(validate.errors ?? [], opts.prefix);
+  throw problem('validation_failed', { detail: errors[0]?.message ?? 'invalid', errors, param: opts.param });
+}

@@ -1,0 +1,93 @@
+// Launches `temporal server start-dev` for `npm start` and `npm test` when TEMPORAL_ADDRESS is
+// not set: SQLite file (or in-memory for tests), the Web UI, our search attributes registered.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { freePort, waitForPort } from '../shared/stack/ports.ts';
+import { findBinary } from './cli.ts';
+import { SEARCH_ATTRIBUTES } from './search-attributes.ts';
+
+export interface TemporalDevServer {
+  address: string;
+  uiUrl: string | null;
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+export async function startTemporalDevServer(opts: {
+  cliPath?: string;
+  preferredPort: number;
+  preferredUiPort: number;
+  /** SQLite file; omitted = in-memory (tests). */
+  dbFile?: string;
+  ui: boolean;
+  namespace: string;
+  logFile?: string;
+}): Promise<TemporalDevServer> {
+  const bin = findBinary('temporal', opts.cliPath);
+  const port = await freePort(opts.preferredPort);
+  const uiPort = opts.ui ? await freePort(opts.preferredUiPort === port ? 0 : opts.preferredUiPort) : 0;
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error'];
+  if (opts.namespace !== 'default') args.push('--namespace', opts.namespace);
+  if (opts.dbFile) {
+    fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
+    args.push('--db-filename', opts.dbFile);
+  }
+  if (opts.ui) args.push('--ui-port', String(uiPort), '--ui-disable-news-fetch');
+  else args.push('--headless');
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+
+  const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
+  const child = spawn(bin, args, { stdio: ['ignore', out, out], env: process.env });
+  let exited = false;
+  const exit = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      exited = true;
+      resolve();
+    }),
+  );
+  try {
+    await Promise.race([
+      waitForPort(port, '127.0.0.1', 60_000),
+      exit.then(() => {
+        throw new Error(`temporal server start-dev exited early (code ${child.exitCode})`);
+      }),
+    ]);
+    await waitForNamespace(`127.0.0.1:${port}`, opts.namespace);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  return {
+    address: `127.0.0.1:${port}`,
+    uiUrl: opts.ui ? `http://localhost:${uiPort}` : null,
+    process: child,
+    async stop() {
+      if (exited) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The namespace exists and the frontend answers (the port opens before it is ready). */
+async function waitForNamespace(address: string, namespace: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const connection = await Connection.connect({ address });
+  try {
+    for (;;) {
+      try {
+        await connection.workflowService.describeNamespace({ namespace });
+        return;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+  } finally {
+    await connection.close();
+  }
+}
