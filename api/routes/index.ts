@@ -17,6 +17,7 @@ import { docsAsset, docsPage } from './discovery/docs.ts';
 import errorDocs from './discovery/error-docs.ts';
 import health from './discovery/health.ts';
 import llmsTxt from './discovery/llms-txt.ts';
+import me from './me/permissions.ts';
 import openapi from './discovery/openapi.ts';
 import orgCreate from './orgs/create.ts';
 import orgList from './orgs/list.ts';
@@ -58,6 +59,7 @@ export const resourceRoutes: RouteDef[] = [
   apiKeyList,
   apiKeyScopes,
   apiKeyRevoke,
+  me,
 ];
 
 export function discoveryRoutes(docs: () => Discovery): RouteDef[] {

@@ -1,0 +1,140 @@
+// `npm start`: the whole service on embedded defaults (DESIGN.md section 6). Postgres and the
+// Temporal dev server are started unless DATABASE_URL / TEMPORAL_ADDRESS point elsewhere;
+// then migrations, one worker and the API. Ctrl-C stops every child cleanly.
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ConfigError, loadConfig } from './shared/config.ts';
+import { createKnex, migrateLatest } from './shared/db/knex.ts';
+import { armBootstrap } from './shared/identity/bootstrap.ts';
+import { startEmbeddedPostgres } from './shared/stack/embedded-postgres.ts';
+import { waitForHealthy } from './shared/stack/health.ts';
+import { PROJECT_ROOT } from './temporal/cli.ts';
+import { startTemporalDevServer } from './temporal/dev-server.ts';
+
+const STEPS = 6;
+let step = 0;
+const say = (msg: string) => console.log(`[start ${++step}/${STEPS}] ${msg}`);
+const note = (msg: string) => console.log(`           ${msg}`);
+
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig();
+} catch (err) {
+  if (err instanceof ConfigError) {
+    console.error(`configuration error: ${err.message}`);
+    process.exit(1);
+  }
+  throw err;
+}
+
+const stops: Array<() => Promise<void>> = [];
+const children: ChildProcess[] = [];
+let stopping = false;
+
+async function shutdown(code: number): Promise<never> {
+  if (stopping) process.exit(code);
+  stopping = true;
+  console.log('\n[stop] stopping API and worker...');
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.exitCode !== null || c.signalCode !== null) return resolve();
+          c.once('exit', () => resolve());
+          c.kill('SIGTERM');
+          setTimeout(() => c.kill('SIGKILL'), 15_000).unref();
+        }),
+    ),
+  );
+  for (const stop of stops.reverse()) {
+    try {
+      await stop();
+    } catch (err) {
+      console.error(`[stop] ${(err as Error).message}`);
+    }
+  }
+  console.log('[stop] done');
+  process.exit(code);
+}
+process.on('SIGINT', () => void shutdown(0));
+process.on('SIGTERM', () => void shutdown(0));
+
+function spawnChild(name: string, entry: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, entry)], {
+    env,
+    stdio: 'inherit',
+  });
+  child.once('exit', (code, signal) => {
+    if (!stopping) {
+      console.error(`[start] ${name} exited (${signal ?? code}); stopping everything`);
+      void shutdown(1);
+    }
+  });
+  children.push(child);
+  return child;
+}
+
+fs.mkdirSync(config.dataDir, { recursive: true });
+
+let databaseUrl = config.databaseUrl;
+if (databaseUrl) {
+  say('Postgres: using DATABASE_URL');
+} else {
+  say(`Postgres: starting embedded server (data in ${path.join(config.dataDir, 'pg')})...`);
+  const pg = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg'), preferredPort: config.pgPort, persistent: true });
+  stops.push(() => pg.stop());
+  databaseUrl = pg.url;
+  note(pg.port === config.pgPort ? `port ${pg.port}` : `port ${config.pgPort} is busy: using ${pg.port}`);
+}
+
+let temporalAddress = config.temporalAddress;
+let temporalUi = config.temporalUiUrl ?? null;
+if (temporalAddress) {
+  say(`Temporal: using ${temporalAddress}`);
+} else {
+  say('Temporal: starting dev server (temporal server start-dev)...');
+  const t = await startTemporalDevServer({
+    cliPath: config.temporalCliPath,
+    preferredPort: config.temporalPort,
+    preferredUiPort: config.temporalUiPort,
+    dbFile: path.join(config.dataDir, 'temporal.db'),
+    ui: true,
+    namespace: config.temporalNamespace,
+    logFile: path.join(config.dataDir, 'temporal.log'),
+  });
+  stops.push(() => t.stop());
+  temporalAddress = t.address;
+  temporalUi = t.uiUrl;
+  note(`frontend ${t.address}, search attributes registered`);
+}
+
+say('Database: applying migrations...');
+const knex = createKnex(databaseUrl, { min: 0, max: 2 });
+const applied = await migrateLatest(knex, (m) => note(m));
+if (!applied.length) note('up to date');
+const bootstrapToken = await armBootstrap(knex, config.bootstrapToken);
+await knex.destroy();
+
+const env = { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress };
+say('Worker: starting...');
+spawnChild('worker', 'workers/main.ts', env);
+
+say(`API: starting on port ${config.port}...`);
+spawnChild('api', 'api/main.ts', env);
+const apiUrl = `http://localhost:${config.port}`;
+await waitForHealthy(`${apiUrl}/api/health`, 60_000);
+
+say('Ready.');
+console.log('');
+console.log(`  API          ${config.publicUrl}  (health: ${apiUrl}/api/health, docs: ${apiUrl}/api/docs)`);
+console.log(`  Temporal UI  ${temporalUi ?? '(external cluster: set TEMPORAL_UI_URL to show it here)'}`);
+if (bootstrapToken) {
+  console.log('');
+  console.log('  Empty database: create the first owner with');
+  console.log(
+    `  curl -X POST ${apiUrl}/api/auth/bootstrap/redeem -H 'content-type: application/json' \\\n    -d '{"token":"${bootstrapToken}","email":"you@example.com","password":"choose-a-password","name":"You"}'`,
+  );
+}
+console.log('');
+console.log('  Ctrl-C stops everything.');
