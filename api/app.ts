@@ -17,12 +17,13 @@ export function allRoutes(publicUrl: string): RouteDef[] {
   return routes;
 }
 
-export function createApp(services: Services): Koa {
+/** `extraRoutes` mount after the product's routes (tests use it to provoke failures). */
+export function createApp(services: Services, extraRoutes: RouteDef[] = []): Koa {
   const app = new Koa();
   app.proxy = services.config.trustProxy > 0;
   app.context.services = services;
   app.silent = true; // errors are logged by the problems middleware, once
-  const router = buildRouter(allRoutes(services.config.publicUrl));
+  const router = buildRouter([...allRoutes(services.config.publicUrl), ...extraRoutes]);
   app.use(requestId as unknown as Koa.Middleware);
   app.use(async (ctx, next) => {
     const t0 = performance.now();

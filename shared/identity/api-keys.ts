@@ -8,17 +8,19 @@ import { problem } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { KEY_GRANTABLE_SCOPES, NON_KEY_SCOPES, type Scope, intersect, isScope } from '../permissions.ts';
 
-/** What the caller may put on a key: grantable scopes it holds itself. */
-export function grantableBy(held: ReadonlySet<Scope>): Scope[] {
-  return KEY_GRANTABLE_SCOPES.filter((s) => held.has(s));
+/**
+ * What the caller may put on a key: grantable scopes it holds itself, in the space and at
+ * organization level (models, proxies, OAuth clients).
+ */
+export function grantableBy(spaceHeld: ReadonlySet<Scope>, orgHeld: ReadonlySet<Scope>): Scope[] {
+  return KEY_GRANTABLE_SCOPES.filter((s) => spaceHeld.has(s) || orgHeld.has(s));
 }
 
 /**
  * The scopes a new key gets. A scope no key can carry (unknown, or key management) is
  * 400 `invalid_request`; scopes the creator lacks are dropped silently; none = all grantable.
  */
-export function keyScopesFor(requested: string[] | undefined, held: ReadonlySet<Scope>): Scope[] {
-  const grantable = grantableBy(held);
+export function keyScopesFor(requested: string[] | undefined, grantable: Scope[]): Scope[] {
   if (!requested || requested.length === 0) return grantable;
   const bad = requested.filter((s) => !isScope(s) || NON_KEY_SCOPES.has(s));
   if (bad.length) {

@@ -1,18 +1,7 @@
 // SPEC 2.1, 7, 9 and DESIGN.md: Request-Id, problem documents, Service-Version, CORS, discovery.
 import { expect } from 'chai';
 import { Client, newOrg, startTestApi, type TestApi } from '../support/api.ts';
-
-function expectProblem(res: { status: number; headers: Headers; body: any }, status: number, code: string) {
-  expect(res.status, JSON.stringify(res.body)).to.equal(status);
-  expect(res.headers.get('content-type')).to.match(/^application\/problem\+json/);
-  expect(res.body).to.include({ status, code });
-  expect(res.body.type).to.match(new RegExp(`/errors/${code.replace(/_/g, '-')}$`));
-  expect(res.body.title).to.be.a('string').and.not.empty;
-  expect(res.body.detail).to.be.a('string').and.not.empty;
-  expect(res.body.request_id).to.match(/^req_/);
-  expect(res.body.request_id).to.equal(res.headers.get('request-id'));
-  expect(res.body.instance).to.equal(`urn:request:${res.body.request_id}`);
-}
+import { expectProblem } from '../support/problem.ts';
 
 describe('HTTP conventions', () => {
   let api: TestApi;
@@ -148,5 +137,47 @@ describe('HTTP conventions', () => {
     expect(res.body.status).to.equal('ok');
     expect(res.body.postgres.ok).to.equal(true);
     expect(res.body.temporal.ok).to.equal(true);
+  });
+});
+
+describe('a thrown bug', () => {
+  it('becomes 500 internal_error without a stack or the message in the body', async () => {
+    const http = await import('node:http');
+    const { Connection } = await import('@temporalio/client');
+    const { createApp } = await import('../../api/app.ts');
+    const { defineRoute } = await import('../../api/route.ts');
+    const { RateLimiters } = await import('../../api/middleware/rate-limit.ts');
+    const { loadConfig } = await import('../../shared/config.ts');
+    const { createKnex } = await import('../../shared/db/knex.ts');
+    const { createLogger } = await import('../../shared/log.ts');
+    const { stack } = await import('../support/stack.ts');
+    const knex = createKnex(stack().databaseUrl, { min: 0, max: 1 });
+    const temporal = Connection.lazy({ address: stack().temporalAddress });
+    const services = { config: loadConfig({}), knex, log: createLogger('silent', 't'), temporal, rateLimiters: new RateLimiters() };
+    const boom = defineRoute({
+      method: 'get',
+      path: '/api/test/boom',
+      operationId: 'boom',
+      summary: 'throws',
+      tag: 'Test',
+      auth: 'none',
+      responses: {},
+      handler() {
+        throw new Error('secret internals at /srv/app.ts:42');
+      },
+    });
+    const server = http.createServer(createApp(services, [boom]).callback()).listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const res = await new Client(`http://127.0.0.1:${port}`).get('/api/test/boom');
+      expectProblem(res, 500, 'internal_error');
+      expect(res.text).not.to.contain('secret internals');
+      expect(res.text).not.to.contain('app.ts');
+    } finally {
+      server.close();
+      await knex.destroy();
+      await temporal.close();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { grantableBy } from '../../../shared/identity/api-keys.ts';
+import { orgScopes } from '../../../shared/identity/tenancy.ts';
 import { defineRoute } from '../../route.ts';
 
 export default defineRoute({
@@ -17,7 +18,7 @@ export default defineRoute({
     },
   },
   async handler(ctx) {
-    const { space, scopes } = ctx.state.tenancy!;
-    ctx.body = { scopes: space!.kind === 'personal' ? [] : grantableBy(scopes) };
+    const { space, scopes, orgRole } = ctx.state.tenancy!;
+    ctx.body = { scopes: space!.kind === 'personal' ? [] : grantableBy(scopes, orgScopes(orgRole)) };
   },
 });

@@ -1,5 +1,6 @@
 import { problem } from '../../../shared/errors.ts';
-import { apiKeyDto, insertApiKey, keyScopesFor } from '../../../shared/identity/api-keys.ts';
+import { apiKeyDto, grantableBy, insertApiKey, keyScopesFor } from '../../../shared/identity/api-keys.ts';
+import { orgScopes } from '../../../shared/identity/tenancy.ts';
 import { defineRoute } from '../../route.ts';
 import { apiKeySchema, dateTime, name } from '../../schemas.ts';
 
@@ -26,7 +27,7 @@ export default defineRoute<{ name: string; scopes?: string[]; expiresAt?: string
   },
   responses: { 201: { description: 'Created; `key` is shown this once', schema: apiKeySchema } },
   async handler(ctx, { body }) {
-    const { space, scopes: held, org } = ctx.state.tenancy!;
+    const { space, scopes: held, org, orgRole } = ctx.state.tenancy!;
     if (space!.kind === 'personal') throw problem('personal_space_takes_no_keys', 'API keys cannot be created in a personal space');
     const expiresAt = body.expiresAt ? new Date(body.expiresAt) : null;
     if (expiresAt && expiresAt.getTime() <= Date.now()) {
@@ -35,7 +36,7 @@ export default defineRoute<{ name: string; scopes?: string[]; expiresAt?: string
         errors: [{ field: 'expiresAt', code: 'out_of_range', message: 'expiresAt must be in the future' }],
       });
     }
-    const scopes = keyScopesFor(body.scopes, held);
+    const scopes = keyScopesFor(body.scopes, grantableBy(held, orgScopes(orgRole)));
     const { key, row } = await insertApiKey(ctx.services.knex, {
       orgId: org!.id,
       spaceId: space!.id,
