@@ -43,7 +43,8 @@ export async function extendIfDue(knex: Knex, session: Session): Promise<boolean
   const updated = await Session.query(knex)
     .patch({ expires_at: new Date(now + SESSION_TTL_MS), last_extended_at: new Date(now) })
     .where({ id: session.id })
-    .where('last_extended_at', session.last_extended_at)
+    // Concurrent requests race here; the row condition lets exactly one of them extend.
+    .where('last_extended_at', '<=', new Date(now - SESSION_EXTEND_EVERY_MS))
     .returning('*');
   const row = (updated as unknown as Session[])[0];
   if (!row) return false;

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { isUniqueViolation } from '../db/errors.ts';
 import { User } from '../db/models.ts';
 import { problem } from '../errors.ts';
 import { newId } from '../ids.ts';
@@ -14,7 +15,7 @@ export async function createUser(knex: Knex, input: { email: string; password: s
   try {
     return await User.query(knex).insertAndFetch({ id: newId('usr'), email, name: input.name.trim(), password_hash });
   } catch (err) {
-    if ((err as { code?: string }).code === '23505') throw problem('email_taken', { detail: `${email} is already registered`, param: 'email' });
+    if (isUniqueViolation(err)) throw problem('email_taken', { detail: `${email} is already registered`, param: 'email' });
     throw err;
   }
 }

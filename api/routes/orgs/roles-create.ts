@@ -1,4 +1,5 @@
 import { CustomRole } from '../../../shared/db/models.ts';
+import { isUniqueViolation } from '../../../shared/db/errors.ts';
 import { problem } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import { ORG_LEVEL_SCOPES, type Scope } from '../../../shared/permissions.ts';
@@ -46,7 +47,7 @@ export default defineRoute<{ name: string; scopes: Scope[] }, unknown, { orgId: 
       ctx.status = 201;
       ctx.body = customRoleDto(role);
     } catch (err) {
-      if ((err as { code?: string }).code === '23505') throw problem('conflict', { detail: `A role named "${body.name}" exists`, param: 'name' });
+      if (isUniqueViolation(err)) throw problem('conflict', { detail: `A role named "${body.name}" exists`, param: 'name' });
       throw err;
     }
   },

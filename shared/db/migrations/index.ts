@@ -2,6 +2,8 @@
 // under every runner: npm start, the test harness and `npm run migrate`.
 import type { Knex } from 'knex';
 import * as m001 from './001_identity.ts';
+import * as m002 from './002_packages.ts';
+import * as m003 from './003_runs.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -10,6 +12,8 @@ interface Migration {
 
 const MIGRATIONS: Record<string, Migration> = {
   '001_identity': m001,
+  '002_packages': m002,
+  '003_runs': m003,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
