@@ -68,6 +68,7 @@ export function buildOpenApi(routes: RouteDef[], publicUrl: string): Record<stri
       security: route.auth === 'none' ? [] : route.auth === 'session' ? [{ session: [] }] : [{ apiKey: [] }, { session: [] }],
       parameters: parametersOf(route),
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+      ...(route.streamBody ? { requestBody: { required: true, content: { [route.streamBody.contentType]: { schema: route.streamBody.schema } } } } : {}),
       responses: responsesOf(route),
       ...(route.scope ? { 'x-required-scope': route.scope } : {}),
       ...(route.rateLimit ? { 'x-rate-limit': route.rateLimit } : {}),

@@ -61,6 +61,8 @@ export interface RouteDef<B = any, Q = any, P = any> {
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;
+  /** The handler reads the request body itself (e.g. a multipart upload); published as given. */
+  streamBody?: { contentType: string; schema: JsonSchema };
   responses: Record<number, ResponseDef>;
   rateLimit?: RateLimitRule;
   handler(ctx: AppContext, input: RouteInput<B, Q, P>): Promise<void> | void;

@@ -38,7 +38,7 @@ export function buildRouter(routes: RouteDef[]): Router {
       const query: Record<string, unknown> = { ...ctx.query };
       if (v.query) assertValid(v.query, query);
       let body: unknown;
-      if (route.method !== 'get' && route.method !== 'delete') {
+      if (route.method !== 'get' && route.method !== 'delete' && !route.streamBody) {
         body = await readJsonBody(ctx);
         if (v.body) {
           if (body === undefined) body = {};

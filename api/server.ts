@@ -1,13 +1,15 @@
 // Starts the API: connects Postgres and Temporal, listens, and closes everything on stop.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Connection } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../shared/config.ts';
 import { createKnex } from '../shared/db/knex.ts';
 import { createLogger, type Logger } from '../shared/log.ts';
 import { temporalConnectionOptions } from '../shared/temporal-connection.ts';
 import { createApp } from './app.ts';
 import { RateLimiters } from './middleware/rate-limit.ts';
+import { RunEventsHub } from './run-events-hub.ts';
+import type { RouteDef } from './route.ts';
 
 export interface ApiServer {
   url: string;
@@ -17,13 +19,16 @@ export interface ApiServer {
 
 export async function startApiServer(
   config: Config,
-  deps: { databaseUrl: string; temporalAddress: string; log?: Logger },
+  deps: { databaseUrl: string; temporalAddress: string; log?: Logger; extraRoutes?: RouteDef[] },
 ): Promise<ApiServer> {
   const log = deps.log ?? createLogger(config.logLevel, 'api');
   const knex = createKnex(deps.databaseUrl);
   const temporal = Connection.lazy(temporalConnectionOptions(config, deps.temporalAddress));
+  const workflows = new Client({ connection: temporal, namespace: config.temporalNamespace });
   const rateLimiters = new RateLimiters(config.redisUrl);
-  const app = createApp({ config, knex, log, temporal, rateLimiters });
+  const runEvents = new RunEventsHub(deps.databaseUrl, log);
+  await runEvents.start();
+  const app = createApp({ config, knex, log, temporal, workflows, rateLimiters, runEvents }, deps.extraRoutes);
   const server = http.createServer(app.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
@@ -39,7 +44,7 @@ export async function startApiServer(
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await Promise.allSettled([knex.destroy(), temporal.close(), rateLimiters.close()]);
+      await Promise.allSettled([runEvents.close(), knex.destroy(), temporal.close(), rateLimiters.close()]);
     },
   };
 }

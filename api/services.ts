@@ -1,15 +1,19 @@
 // Resources injected into the app: routes reach Postgres, Temporal and the limiter through
 // `ctx.services`, never through module-level singletons, so tests can run several apps.
-import type { Connection } from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Config } from '../shared/config.ts';
 import type { Logger } from '../shared/log.ts';
 import type { RateLimiters } from './middleware/rate-limit.ts';
+import type { RunEventsHub } from './run-events-hub.ts';
 
 export interface Services {
   config: Config;
   knex: Knex;
   log: Logger;
   temporal: Connection;
+  /** Starts, cancels and describes workflows. */
+  workflows: Client;
+  runEvents: RunEventsHub;
   rateLimiters: RateLimiters;
 }

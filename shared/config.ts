@@ -173,6 +173,23 @@ function url(env: NodeJS.ProcessEnv, name: string): string | undefined {
   return raw;
 }
 
+function secretsKey(env: NodeJS.ProcessEnv): Buffer | undefined {
+  const raw = env.SECRETS_KEY;
+  if (!raw) return undefined;
+  const key = Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError('SECRETS_KEY must be the base64 of exactly 32 bytes');
+  return key;
+}
+
+function defaultModel(env: NodeJS.ProcessEnv) {
+  const provider = oneOf(env, 'MODEL_PROVIDER', ['openai-compatible', 'anthropic'], 'openai-compatible');
+  const baseUrl = url(env, 'MODEL_BASE_URL');
+  const model = env.MODEL_NAME || undefined;
+  if (!baseUrl && !model) return undefined;
+  if (!baseUrl || !model) throw new ConfigError('MODEL_BASE_URL and MODEL_NAME are set together');
+  return { provider, baseUrl: baseUrl.replace(/\/$/, ''), model, apiKey: env.MODEL_API_KEY || undefined };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const port = int(env, 'PORT', 3000);
   const trustedOrigins = list(env, 'TRUSTED_ORIGINS');
@@ -219,6 +236,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     authSignup: oneOf(env, 'AUTH_SIGNUP', ['open', 'closed'], 'open'),
     /** Fixed bootstrap token; otherwise one is generated on an empty database. */
     bootstrapToken: env.BOOTSTRAP_TOKEN || undefined,
+    /** base64 of 32 bytes: encrypts secrets at rest (model keys, later credentials). npm start generates one under DATA_DIR. */
+    secretsKey: secretsKey(env),
+    /** Hosts that may resolve to private addresses for outbound calls (models, webhooks, integrations). */
+    egressAllowInternalHosts: list(env, 'EGRESS_ALLOW_INTERNAL_HOSTS').map((h) => h.toLowerCase()),
+    /** Instance default model, used when an organization has none (DESIGN.md section 5). */
+    defaultModel: defaultModel(env),
     logLevel: oneOf(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info'),
     platformRunLimits: parseJsonSetting('PLATFORM_RUN_LIMITS', env.PLATFORM_RUN_LIMITS) as PlatformRunLimits,
     inlineRunLimits: parseJsonSetting('INLINE_RUN_LIMITS', env.INLINE_RUN_LIMITS) as InlineRunLimits,

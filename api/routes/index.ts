@@ -18,6 +18,18 @@ import errorDocs from './discovery/error-docs.ts';
 import health from './discovery/health.ts';
 import llmsTxt from './discovery/llms-txt.ts';
 import me from './me/permissions.ts';
+import { packageRoutes } from './packages/index.ts';
+import launchRun from './agents/launch-run.ts';
+import agentRuns from './agents/runs-list.ts';
+import modelCreate from './models/create.ts';
+import modelDelete from './models/delete.ts';
+import modelList from './models/list.ts';
+import modelUpdate from './models/update.ts';
+import runCancel from './runs/cancel.ts';
+import runDelete from './runs/delete.ts';
+import runGet from './runs/get.ts';
+import runList from './runs/list.ts';
+import runLogs from './runs/logs.ts';
 import openapi from './discovery/openapi.ts';
 import orgCreate from './orgs/create.ts';
 import orgList from './orgs/list.ts';
@@ -60,6 +72,18 @@ export const resourceRoutes: RouteDef[] = [
   apiKeyScopes,
   apiKeyRevoke,
   me,
+  ...packageRoutes,
+  launchRun,
+  agentRuns,
+  runList,
+  runGet,
+  runLogs,
+  runCancel,
+  runDelete,
+  modelList,
+  modelCreate,
+  modelUpdate,
+  modelDelete,
 ];
 
 export function discoveryRoutes(docs: () => Discovery): RouteDef[] {

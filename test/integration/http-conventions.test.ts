@@ -1,5 +1,6 @@
 // SPEC 2.1, 7, 9 and DESIGN.md: Request-Id, problem documents, Service-Version, CORS, discovery.
 import { expect } from 'chai';
+import { defineRoute } from '../../api/route.ts';
 import { Client, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { expectProblem } from '../support/problem.ts';
 
@@ -142,18 +143,6 @@ describe('HTTP conventions', () => {
 
 describe('a thrown bug', () => {
   it('becomes 500 internal_error without a stack or the message in the body', async () => {
-    const http = await import('node:http');
-    const { Connection } = await import('@temporalio/client');
-    const { createApp } = await import('../../api/app.ts');
-    const { defineRoute } = await import('../../api/route.ts');
-    const { RateLimiters } = await import('../../api/middleware/rate-limit.ts');
-    const { loadConfig } = await import('../../shared/config.ts');
-    const { createKnex } = await import('../../shared/db/knex.ts');
-    const { createLogger } = await import('../../shared/log.ts');
-    const { stack } = await import('../support/stack.ts');
-    const knex = createKnex(stack().databaseUrl, { min: 0, max: 1 });
-    const temporal = Connection.lazy({ address: stack().temporalAddress });
-    const services = { config: loadConfig({}), knex, log: createLogger('silent', 't'), temporal, rateLimiters: new RateLimiters() };
     const boom = defineRoute({
       method: 'get',
       path: '/api/test/boom',
@@ -166,18 +155,14 @@ describe('a thrown bug', () => {
         throw new Error('secret internals at /srv/app.ts:42');
       },
     });
-    const server = http.createServer(createApp(services, [boom]).callback()).listen(0, '127.0.0.1');
-    await new Promise((r) => server.once('listening', r));
+    const api = await startTestApi({}, [boom]);
     try {
-      const port = (server.address() as { port: number }).port;
-      const res = await new Client(`http://127.0.0.1:${port}`).get('/api/test/boom');
+      const res = await new Client(api.url).get('/api/test/boom');
       expectProblem(res, 500, 'internal_error');
       expect(res.text).not.to.contain('secret internals');
       expect(res.text).not.to.contain('app.ts');
     } finally {
-      server.close();
-      await knex.destroy();
-      await temporal.close();
+      await api.close();
     }
   });
 });

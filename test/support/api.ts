@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import { loadConfig } from '../../shared/config.ts';
 import { createKnex } from '../../shared/db/knex.ts';
 import { createLogger } from '../../shared/log.ts';
+import type { RouteDef } from '../../api/route.ts';
 import { type ApiServer, startApiServer } from '../../api/server.ts';
 import { stack } from './stack.ts';
 
@@ -13,13 +14,14 @@ export interface TestApi extends ApiServer {
 }
 
 /** Starts an API on a free port with the given environment on top of the test stack. */
-export async function startTestApi(env: Record<string, string> = {}): Promise<TestApi> {
+export async function startTestApi(env: Record<string, string> = {}, extraRoutes: RouteDef[] = []): Promise<TestApi> {
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env });
   const s = stack();
   const server = await startApiServer(config, {
     databaseUrl: s.databaseUrl,
     temporalAddress: s.temporalAddress,
     log: createLogger(env.LOG_LEVEL ?? 'silent', 'api-test'),
+    extraRoutes,
   });
   const knex = createKnex(s.databaseUrl, { min: 0, max: 2 });
   return {

@@ -21,10 +21,12 @@ export async function up(knex: Knex): Promise<void> {
     t.integer('timeout_seconds').notNullable();
     t.text('sandbox_mode');
     t.jsonb('usage').notNullable().defaultTo(JSON.stringify({ inputTokens: 0, outputTokens: 0, costUsd: 0 }));
+    t.integer('log_seq').notNullable().defaultTo(0); // last run_logs.seq handed out
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp('started_at', { useTz: true });
     t.timestamp('finished_at', { useTz: true });
     t.index(['org_id', 'space_id', 'created_at']);
+    t.index(['org_id', 'created_at']);
     t.index(['package_id', 'created_at']);
   });
   await knex.raw(`ALTER TABLE runs ADD CONSTRAINT runs_status CHECK (status IN ('pending','running','success','failed','timeout','cancelled'))`);
@@ -62,6 +64,9 @@ export async function up(knex: Knex): Promise<void> {
     t.text('base_url').notNullable();
     t.text('model').notNullable();
     t.text('api_key_enc'); // AES-256-GCM, never returned
+    // Optional prices (USD per million tokens) that turn token usage into cost.
+    t.double('input_cost_per_mtok');
+    t.double('output_cost_per_mtok');
     t.boolean('is_default').notNullable().defaultTo(false);
     t.timestamps(true, true);
     t.unique(['org_id', 'name']);

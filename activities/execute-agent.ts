@@ -1,0 +1,84 @@
+// executeAgent: starts the sidecar and the sandboxed runtime for one run, heartbeats while it
+// works, kills it when the workflow cancels (timeout or cancel), and reports the output or a
+// readable reason. Never retried: a second attempt would run the agent twice.
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { egressDispatcher } from '../shared/egress.ts';
+import { resolveModel } from '../shared/models/resolve.ts';
+import type { RunRow } from '../shared/runs/model.ts';
+import type { ActivityDeps } from './deps.ts';
+import { loadRunWithAgent } from './load-run.ts';
+import { type SandboxExit, type SandboxMode, spawnSandbox } from './sandbox/spawn.ts';
+import { Sidecar } from './sidecar/server.ts';
+
+export interface ExecuteResult {
+  output: unknown;
+  sandboxMode: SandboxMode;
+}
+
+const HEARTBEAT_EVERY_MS = 2000;
+
+/** Memory (notes, pins) belongs to the agent and the actor a run executes for. */
+export function actorKey(run: RunRow): string {
+  if (run.end_user_id) return `end_user:${run.end_user_id}`;
+  if (run.actor_type === 'api_key') return `api_key:${run.actor_id}`;
+  return `user:${run.user_id ?? run.actor_id}`;
+}
+
+function failure(message: string, type = 'AgentFailed'): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, type);
+}
+
+function exitReason(exit: SandboxExit, memoryMb: number, sidecar: Sidecar): string {
+  if (sidecar.state.fatalError) return sidecar.state.fatalError;
+  if (exit.oomKilled) return `The agent exceeded its memory ceiling of ${memoryMb} MiB and was killed`;
+  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  return exit.stderrTail ? `The agent runtime ${how}: ${exit.stderrTail}` : `The agent runtime ${how} without producing an output`;
+}
+
+export function createExecuteAgentActivity(deps: ActivityDeps) {
+  const { knex, config, log } = deps;
+  return {
+    async executeAgent(runId: string): Promise<ExecuteResult> {
+      const ctx = Context.current();
+      const { run, agent } = await loadRunWithAgent(knex, runId);
+      if (!agent) throw failure(`Version ${run.package_version} of the agent is no longer available`);
+      const model = await resolveModel(knex, config, run.org_id);
+      if (!model) {
+        throw failure('No model is configured: add one with POST /api/models (isDefault: true) or set MODEL_BASE_URL and MODEL_NAME', 'NoModel');
+      }
+      const pins = (
+        await knex('agent_memory').where({ package_id: agent.packageId, actor_key: actorKey(run), kind: 'pin' }).orderBy('id').limit(50).select('content')
+      ).map((r) => r.content as string);
+      // The instance default model is the operator's own: its host may be internal.
+      const allow = [...config.egressAllowInternalHosts, ...(model.source === 'instance' ? [new URL(model.baseUrl).hostname] : [])];
+      const dispatcher = egressDispatcher(allow);
+      const sidecar = new Sidecar({ run, agent, model, pins, actorKey: actorKey(run) }, { knex, log, dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes });
+      await sidecar.listen();
+      const limits = config.platformRunLimits;
+      const sandbox = spawnSandbox({
+        name: run.id,
+        nodeArgs: ['/runtime/main.ts'],
+        socketDir: sidecar.socketDir,
+        memoryMb: limits.agent_memory_ceiling_mb,
+        cpus: limits.agent_cpu_ceiling,
+      });
+      if (sandbox.mode === 'process') log.warn({ runId }, 'bwrap is missing: the agent runs WITHOUT isolation (process mode)');
+      await knex('runs').where({ id: runId }).update({ sandbox_mode: sandbox.mode });
+      const beat = setInterval(() => ctx.heartbeat({ modelCalls: sidecar.state.modelCalls }), HEARTBEAT_EVERY_MS);
+      const onCancel = () => sandbox.kill();
+      ctx.cancellationSignal.addEventListener('abort', onCancel);
+      let exit: SandboxExit;
+      try {
+        exit = await sandbox.exited;
+      } finally {
+        clearInterval(beat);
+        ctx.cancellationSignal.removeEventListener('abort', onCancel);
+        await sidecar.close();
+        await dispatcher.close();
+      }
+      if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The sandbox was stopped');
+      if (sidecar.state.output) return { output: sidecar.state.output.value, sandboxMode: sandbox.mode };
+      throw failure(exitReason(exit, limits.agent_memory_ceiling_mb, sidecar));
+    },
+  };
+}

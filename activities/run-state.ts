@@ -1,0 +1,85 @@
+// Run state transitions. Each is idempotent: Temporal may retry it after a crash.
+import type { ValidateFunction } from 'ajv';
+import { ApplicationFailure } from '@temporalio/activity';
+import { assertValid, bodyAjv } from '../shared/validation.ts';
+import { ProblemError } from '../shared/errors.ts';
+import { notifyRunEvent } from '../shared/runs/events.ts';
+import { appendRunLog } from '../shared/runs/logs.ts';
+import { LIVE_STATUSES, type RunStatus } from '../shared/runs/model.ts';
+import type { ActivityDeps } from './deps.ts';
+import { loadRunWithAgent } from './load-run.ts';
+
+export type RunOutcome =
+  | { status: 'success'; output: unknown }
+  | { status: 'failed' | 'timeout' | 'cancelled'; error: string };
+
+const validators = new Map<string, ValidateFunction>();
+function outputValidator(schema: object): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let v = validators.get(key);
+  if (!v) {
+    v = bodyAjv.compile(schema);
+    validators.set(key, v);
+  }
+  return v;
+}
+
+/** Checks the output against the agent's output schema; a mismatch fails the run with the errors. */
+export function judgeOutput(outputSchema: object | null, output: unknown): RunOutcome {
+  if (!outputSchema) return { status: 'success', output };
+  try {
+    assertValid(outputValidator(outputSchema), output);
+    return { status: 'success', output };
+  } catch (err) {
+    if (!(err instanceof ProblemError)) throw err;
+    const list = (err.errors ?? []).map((e) => `${e.field}: ${e.message}`).join('; ');
+    return { status: 'failed', error: `The output does not match the output schema: ${list}` };
+  }
+}
+
+export function createRunStateActivities(deps: ActivityDeps) {
+  const { knex } = deps;
+  return {
+    /** pending -> running; emits run.started. False when the run was no longer pending. */
+    async markRunRunning(runId: string): Promise<boolean> {
+      const [row] = await knex('runs')
+        .where({ id: runId, status: 'pending' })
+        .update({ status: 'running', started_at: knex.fn.now() })
+        .returning(['org_id', 'space_id']);
+      if (!row) return false;
+      await appendRunLog(knex, runId, { level: 'info', type: 'status', message: 'Run started' });
+      await notifyRunEvent(knex, { kind: 'status', runId, orgId: row.org_id, spaceId: row.space_id, status: 'running' });
+      return true;
+    },
+
+    /** Writes the terminal status once (validating a success against the output schema). */
+    async finalizeRun(runId: string, outcome: RunOutcome): Promise<RunStatus> {
+      const { run, agent } = await loadRunWithAgent(knex, runId);
+      if (!LIVE_STATUSES.includes(run.status)) return run.status;
+      let final = outcome;
+      if (outcome.status === 'success') {
+        if (!agent) throw ApplicationFailure.nonRetryable(`agent version ${run.package_version} of run ${runId} is gone`);
+        final = judgeOutput(agent.outputSchema, outcome.output);
+      }
+      const [row] = await knex('runs')
+        .where({ id: runId })
+        .whereIn('status', LIVE_STATUSES)
+        .update({
+          status: final.status,
+          result: final.status === 'success' ? JSON.stringify({ output: final.output }) : null,
+          error: final.status === 'success' ? null : final.error,
+          finished_at: knex.fn.now(),
+          started_at: knex.raw('coalesce(started_at, now())'),
+        })
+        .returning(['status', 'org_id', 'space_id']);
+      if (!row) return (await knex('runs').where({ id: runId }).first()).status;
+      await appendRunLog(knex, runId, {
+        level: final.status === 'success' ? 'info' : 'error',
+        type: 'status',
+        message: final.status === 'success' ? 'Run succeeded' : `Run ${final.status}: ${final.error}`,
+      });
+      await notifyRunEvent(knex, { kind: 'status', runId, orgId: row.org_id, spaceId: row.space_id, status: row.status });
+      return row.status;
+    },
+  };
+}

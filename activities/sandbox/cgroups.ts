@@ -1,0 +1,114 @@
+// Memory and CPU ceilings per run through cgroups where the host lets us write them (v2, else
+// v1); otherwise the sandbox relies on the runtime's own heap limit.
+import fs from 'node:fs';
+import path from 'node:path';
+
+const ROOT = '/sys/fs/cgroup';
+const PARENT = 'agent-service';
+
+export type CgroupMode = 'cgroup-v2' | 'cgroup-v1' | 'none';
+
+function writable(dir: string): boolean {
+  try {
+    fs.accessSync(dir, fs.constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+let detected: CgroupMode | undefined;
+export function detectCgroupMode(): CgroupMode {
+  if (detected) return detected;
+  if (process.getuid?.() !== 0) detected = 'none';
+  else if (fs.existsSync(path.join(ROOT, 'cgroup.controllers')) && writable(ROOT)) detected = 'cgroup-v2';
+  else if (writable(path.join(ROOT, 'memory')) && writable(path.join(ROOT, 'cpu'))) detected = 'cgroup-v1';
+  else detected = 'none';
+  return detected;
+}
+
+export interface RunCgroup {
+  mode: CgroupMode;
+  /** Files the sandboxed process writes its own pid into before exec. */
+  procsFiles: string[];
+  oomKilled(): boolean;
+  remove(): void;
+}
+
+function enableV2Controllers(dir: string): void {
+  try {
+    fs.writeFileSync(path.join(dir, 'cgroup.subtree_control'), '+memory +cpu');
+  } catch {
+    // Already enabled, or delegated by the parent: creation below fails loudly if not.
+  }
+}
+
+export function createRunCgroup(name: string, limits: { memoryMb: number; cpus: number }, ownerUid: number): RunCgroup {
+  const mode = detectCgroupMode();
+  const bytes = String(limits.memoryMb * 1024 * 1024);
+  const quota = Math.max(1000, Math.round(limits.cpus * 100_000));
+  if (mode === 'cgroup-v2') {
+    const parent = path.join(ROOT, PARENT);
+    fs.mkdirSync(parent, { recursive: true });
+    enableV2Controllers(ROOT);
+    enableV2Controllers(parent);
+    const dir = path.join(parent, name);
+    fs.mkdirSync(dir, { recursive: true });
+    fs.writeFileSync(path.join(dir, 'memory.max'), bytes);
+    try {
+      fs.writeFileSync(path.join(dir, 'memory.swap.max'), '0');
+    } catch {}
+    fs.writeFileSync(path.join(dir, 'cpu.max'), `${quota} 100000`);
+    fs.chownSync(path.join(dir, 'cgroup.procs'), ownerUid, ownerUid);
+    return {
+      mode,
+      procsFiles: [path.join(dir, 'cgroup.procs')],
+      oomKilled: () => /oom_kill [1-9]/.test(readOr(path.join(dir, 'memory.events'))),
+      remove: () => rmdirQuietly(dir),
+    };
+  }
+  if (mode === 'cgroup-v1') {
+    const mem = path.join(ROOT, 'memory', PARENT, name);
+    const cpu = path.join(ROOT, 'cpu', PARENT, name);
+    fs.mkdirSync(mem, { recursive: true });
+    fs.mkdirSync(cpu, { recursive: true });
+    fs.writeFileSync(path.join(mem, 'memory.limit_in_bytes'), bytes);
+    try {
+      fs.writeFileSync(path.join(mem, 'memory.memsw.limit_in_bytes'), bytes);
+    } catch {}
+    fs.writeFileSync(path.join(cpu, 'cpu.cfs_period_us'), '100000');
+    fs.writeFileSync(path.join(cpu, 'cpu.cfs_quota_us'), String(quota));
+    for (const d of [mem, cpu]) fs.chownSync(path.join(d, 'cgroup.procs'), ownerUid, ownerUid);
+    return {
+      mode,
+      procsFiles: [path.join(mem, 'cgroup.procs'), path.join(cpu, 'cgroup.procs')],
+      oomKilled: () => /oom_kill [1-9]/.test(readOr(path.join(mem, 'memory.oom_control'))),
+      remove: () => {
+        rmdirQuietly(mem);
+        rmdirQuietly(cpu);
+      },
+    };
+  }
+  return { mode, procsFiles: [], oomKilled: () => false, remove: () => {} };
+}
+
+function readOr(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function rmdirQuietly(dir: string): void {
+  // A cgroup can be removed only once its processes are gone; they are by the time we clean up.
+  for (let i = 0; i < 20; i++) {
+    try {
+      fs.rmdirSync(dir);
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    }
+  }
+}

@@ -1,0 +1,159 @@
+// The sandbox (DESIGN.md section 3): node runs inside bwrap with every namespace unshared (no
+// network: the sidecar's unix socket is the only way out), a read-only view of the system,
+// a tmpfs workspace as the only writable place, an empty environment and an unprivileged
+// uid. Memory and CPU ceilings come from cgroups where writable; the V8 heap limit applies
+// always. Without bwrap, `process` mode runs the same command unisolated, with a loud warning.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { type CgroupMode, createRunCgroup } from './cgroups.ts';
+
+export type SandboxMode = 'bwrap+cgroup-v2' | 'bwrap+cgroup-v1' | 'bwrap' | 'process';
+
+export const SANDBOX_UID = 65534; // nobody
+const RUNTIME_DIR = path.join(PROJECT_ROOT, 'activities', 'agent-runtime');
+export const SOCKET_IN_SANDBOX = '/sidecar/sidecar.sock';
+
+let bwrapPath: string | null | undefined;
+export function findBwrap(): string | null {
+  if (bwrapPath !== undefined) return bwrapPath;
+  try {
+    bwrapPath = execFileSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).trim() || null;
+  } catch {
+    bwrapPath = null;
+  }
+  return bwrapPath;
+}
+
+export interface SandboxOptions {
+  /** Unique name (the run id): names the cgroup. */
+  name: string;
+  /** Arguments to node inside the sandbox, e.g. ['/runtime/main.ts'] or ['-e', '0']. */
+  nodeArgs: string[];
+  /** Host directory holding the sidecar socket; mounted at /sidecar. */
+  socketDir?: string;
+  memoryMb: number;
+  cpus: number;
+  env?: Record<string, string>;
+}
+
+export interface SandboxExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  oomKilled: boolean;
+  stderrTail: string;
+}
+
+export interface Sandbox {
+  mode: SandboxMode;
+  child: ChildProcess;
+  exited: Promise<SandboxExit>;
+  kill(): void;
+}
+
+function symlinkArgs(): string[] {
+  const out: string[] = [];
+  for (const name of ['bin', 'lib', 'lib64', 'sbin', 'lib32', 'libx32']) {
+    const p = `/${name}`;
+    try {
+      const st = fs.lstatSync(p);
+      if (st.isSymbolicLink()) out.push('--symlink', fs.readlinkSync(p), p);
+      else if (st.isDirectory()) out.push('--ro-bind', p, p);
+    } catch {}
+  }
+  return out;
+}
+
+function bwrapArgs(opts: SandboxOptions, env: Record<string, string>): string[] {
+  const nodeDir = path.dirname(fs.realpathSync(process.execPath));
+  const args = [
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    '--cap-drop',
+    'ALL',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    ...symlinkArgs(),
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--ro-bind',
+    nodeDir,
+    '/opt/node',
+    '--ro-bind',
+    RUNTIME_DIR,
+    '/runtime',
+    '--tmpfs',
+    '/workspace',
+    '--chdir',
+    '/workspace',
+    '--clearenv',
+  ];
+  if (opts.socketDir) args.push('--bind', opts.socketDir, '/sidecar');
+  for (const [k, v] of Object.entries(env)) args.push('--setenv', k, v);
+  args.push('/opt/node/node');
+  return args;
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+export function spawnSandbox(opts: SandboxOptions): Sandbox {
+  const bwrap = findBwrap();
+  const heap = ['--max-old-space-size=' + Math.max(16, Math.floor(opts.memoryMb * 0.75)), '--disable-warning=ExperimentalWarning'];
+  const env = { PATH: '/usr/bin:/bin', HOME: '/workspace', TMPDIR: '/workspace', SIDECAR_SOCKET: SOCKET_IN_SANDBOX, ...opts.env };
+  const asRoot = process.getuid?.() === 0;
+  let child: ChildProcess;
+  let mode: SandboxMode;
+  let cgroup = { mode: 'none' as CgroupMode, procsFiles: [] as string[], oomKilled: () => false, remove: () => {} };
+  if (bwrap) {
+    cgroup = createRunCgroup(opts.name, { memoryMb: opts.memoryMb, cpus: opts.cpus }, SANDBOX_UID);
+    mode = cgroup.mode === 'none' ? 'bwrap' : (`bwrap+${cgroup.mode}` as SandboxMode);
+    const command = [bwrap, ...bwrapArgs(opts, env), ...heap, ...opts.nodeArgs].map(shellQuote).join(' ');
+    // The shell joins the cgroups itself, before exec, so nothing runs outside the ceilings.
+    const join = cgroup.procsFiles.map((f) => `echo $$ > ${shellQuote(f)} && `).join('');
+    child = spawn('/bin/sh', ['-c', `${join}exec ${command}`], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {},
+      ...(asRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {}),
+    });
+  } else {
+    mode = 'process';
+    const runtimeArgs = opts.nodeArgs.map((a) => a.replace(/^\/runtime\//, `${RUNTIME_DIR}/`));
+    const socket = opts.socketDir ? path.join(opts.socketDir, 'sidecar.sock') : '';
+    child = spawn(process.execPath, [...heap, ...runtimeArgs], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...env, SIDECAR_SOCKET: socket, HOME: os_tmp(), TMPDIR: os_tmp() },
+      ...(asRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {}),
+    });
+  }
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString('utf8')).slice(-4000);
+  });
+  child.stdout!.resume();
+  const exited = new Promise<SandboxExit>((resolve) => {
+    child.once('close', (code, signal) => {
+      const oomKilled = cgroup.oomKilled() || /heap out of memory|Reached heap limit/.test(stderr);
+      cgroup.remove();
+      resolve({ code, signal, oomKilled, stderrTail: stderr.trim().split('\n').slice(-5).join('\n') });
+    });
+  });
+  return {
+    mode,
+    child,
+    exited,
+    kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+function os_tmp(): string {
+  return process.env.TMPDIR || '/tmp';
+}

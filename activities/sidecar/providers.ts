@@ -1,0 +1,119 @@
+// Model providers behind the sidecar. The runtime speaks OpenAI chat-completions messages;
+// Anthropic messages are translated both ways. API keys are added here and nowhere else.
+import { type Dispatcher, request } from 'undici';
+import type { ModelConfig } from '../../shared/models/resolve.ts';
+
+export interface ToolCall {
+  id: string;
+  type: 'function';
+  function: { name: string; arguments: string };
+}
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string | null;
+  tool_calls?: ToolCall[];
+  tool_call_id?: string;
+}
+export interface ToolDef {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+export interface Completion {
+  message: ChatMessage;
+  usage: { inputTokens: number; outputTokens: number; costUsd: number | null };
+}
+
+export class ModelCallError extends Error {
+  override name = 'ModelCallError';
+}
+
+const TIMEOUT_MS = 120_000;
+
+async function postJson(url: string, headers: Record<string, string>, body: unknown, dispatcher: Dispatcher, signal?: AbortSignal) {
+  const res = await request(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+    dispatcher,
+    signal,
+    headersTimeout: TIMEOUT_MS,
+    bodyTimeout: TIMEOUT_MS,
+    maxRedirections: 0,
+  } as Parameters<typeof request>[1]);
+  const text = await res.body.text();
+  if (res.statusCode < 200 || res.statusCode >= 300) {
+    throw new ModelCallError(`The model provider answered HTTP ${res.statusCode}: ${text.slice(0, 300)}`);
+  }
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ModelCallError('The model provider answered with something that is not JSON');
+  }
+}
+
+async function openAi(model: ModelConfig, messages: ChatMessage[], tools: ToolDef[], dispatcher: Dispatcher, signal?: AbortSignal): Promise<Completion> {
+  const headers: Record<string, string> = model.apiKey ? { authorization: `Bearer ${model.apiKey}` } : {};
+  const data = await postJson(
+    `${model.baseUrl}/chat/completions`,
+    headers,
+    { model: model.model, messages, tools: tools.map((t) => ({ type: 'function', function: t })), tool_choice: 'auto' },
+    dispatcher,
+    signal,
+  );
+  const message = data?.choices?.[0]?.message;
+  if (!message) throw new ModelCallError('The model provider answered without a message');
+  return {
+    message: { role: 'assistant', content: message.content ?? null, tool_calls: message.tool_calls?.length ? message.tool_calls : undefined },
+    usage: {
+      inputTokens: data.usage?.prompt_tokens ?? 0,
+      outputTokens: data.usage?.completion_tokens ?? 0,
+      costUsd: typeof data.usage?.cost === 'number' ? data.usage.cost : null,
+    },
+  };
+}
+
+function toAnthropic(messages: ChatMessage[]) {
+  const system = messages.filter((m) => m.role === 'system').map((m) => m.content ?? '').join('\n\n');
+  const out: Array<{ role: 'user' | 'assistant'; content: unknown[] }> = [];
+  const push = (role: 'user' | 'assistant', block: unknown) => {
+    const last = out[out.length - 1];
+    if (last && last.role === role) last.content.push(block);
+    else out.push({ role, content: [block] });
+  };
+  for (const m of messages) {
+    if (m.role === 'user') push('user', { type: 'text', text: m.content ?? '' });
+    if (m.role === 'tool') push('user', { type: 'tool_result', tool_use_id: m.tool_call_id, content: m.content ?? '' });
+    if (m.role === 'assistant') {
+      if (m.content) push('assistant', { type: 'text', text: m.content });
+      for (const c of m.tool_calls ?? []) {
+        push('assistant', { type: 'tool_use', id: c.id, name: c.function.name, input: JSON.parse(c.function.arguments || '{}') });
+      }
+    }
+  }
+  return { system, messages: out };
+}
+
+async function anthropic(model: ModelConfig, messages: ChatMessage[], tools: ToolDef[], dispatcher: Dispatcher, signal?: AbortSignal): Promise<Completion> {
+  const { system, messages: converted } = toAnthropic(messages);
+  const data = await postJson(
+    `${model.baseUrl}/v1/messages`,
+    { 'x-api-key': model.apiKey ?? '', 'anthropic-version': '2023-06-01' },
+    { model: model.model, max_tokens: 8192, system, messages: converted, tools: tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) },
+    dispatcher,
+    signal,
+  );
+  const blocks: Array<{ type: string; text?: string; id?: string; name?: string; input?: unknown }> = data?.content ?? [];
+  const text = blocks.filter((b) => b.type === 'text').map((b) => b.text).join('');
+  const calls: ToolCall[] = blocks
+    .filter((b) => b.type === 'tool_use')
+    .map((b) => ({ id: b.id!, type: 'function', function: { name: b.name!, arguments: JSON.stringify(b.input ?? {}) } }));
+  return {
+    message: { role: 'assistant', content: text || null, tool_calls: calls.length ? calls : undefined },
+    usage: { inputTokens: data.usage?.input_tokens ?? 0, outputTokens: data.usage?.output_tokens ?? 0, costUsd: null },
+  };
+}
+
+export function complete(model: ModelConfig, messages: ChatMessage[], tools: ToolDef[], dispatcher: Dispatcher, signal?: AbortSignal): Promise<Completion> {
+  return model.provider === 'anthropic' ? anthropic(model, messages, tools, dispatcher, signal) : openAi(model, messages, tools, dispatcher, signal);
+}

@@ -1,0 +1,65 @@
+import { problem } from '../../../shared/errors.ts';
+import { resolveAgent } from '../../../shared/packages/resolve-agent.ts';
+import { admitRun, startRunWorkflow } from '../../../shared/runs/launch.ts';
+import { runDto, runSchema } from '../../../shared/runs/model.ts';
+import { assertValid, bodyAjv } from '../../../shared/validation.ts';
+import { defineRoute } from '../../route.ts';
+
+
+export const agentPathParams = {
+  type: 'object',
+  required: ['scope', 'name'],
+  properties: {
+    scope: { type: 'string', pattern: '^@[a-z0-9][a-z0-9-]*$' },
+    name: { type: 'string', pattern: '^[a-z0-9][a-z0-9-]*$' },
+  },
+} as const;
+
+export default defineRoute<{ input?: Record<string, unknown>; version?: string }, unknown, { scope: string; name: string }>({
+  method: 'post',
+  path: '/api/agents/:scope/:name/run',
+  operationId: 'runAgent',
+  summary: 'Launch a run of the agent',
+  description:
+    'The input is validated against the agent\'s input schema (defaults applied). Answers 201 with the run (status `pending`) once it is queued, without waiting for execution. Organization limits: `per_org_global_rate_per_min` (429 `org_run_rate_limited`) and `max_concurrent_per_org` (429 `org_run_concurrency_exceeded`), both with Retry-After.',
+  tag: 'Runs',
+  auth: 'any',
+  context: 'space',
+  scope: 'agents:run',
+  rateLimit: { points: 20, duration: 60, by: 'identity' },
+  params: agentPathParams,
+  body: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      input: { type: 'object', default: {} },
+      version: { type: 'string', description: 'Exact version, dist-tag or semver range; the latest published version by default' },
+    },
+  },
+  responses: { 201: { description: 'The queued run', schema: runSchema } },
+  async handler(ctx, { body, params }) {
+    const { org, space, endUserId } = ctx.state.tenancy!;
+    const auth = ctx.state.auth!;
+    const { knex, workflows, config } = ctx.services;
+    const agent = await resolveAgent(knex, org!.id, space!.id, params.scope, params.name, body.version);
+    if (!agent) throw problem('not_found', body.version ? `No version ${body.version} of this agent` : 'No such agent (or it has no published version)');
+    const input = structuredClone(body.input ?? {});
+    if (agent.inputSchema) assertValid(bodyAjv.compile(agent.inputSchema), input);
+    const run = await admitRun(knex, config.platformRunLimits, {
+      orgId: org!.id,
+      spaceId: space!.id,
+      agent,
+      input,
+      actor: endUserId
+        ? { type: 'end_user', id: endUserId }
+        : auth.kind === 'api_key'
+          ? { type: 'api_key', id: auth.key.id }
+          : { type: 'user', id: auth.userId },
+      userId: auth.userId,
+      endUserId,
+    });
+    await startRunWorkflow(knex, workflows, run, agent);
+    ctx.status = 201;
+    ctx.body = runDto({ ...run, package_full_name: agent.fullName });
+  },
+});

@@ -1,0 +1,93 @@
+// Response schemas of the package routes (published in OpenAPI).
+import type { JsonSchema } from '../../route.ts';
+
+const dateTime = { type: ['string', 'null'], format: 'date-time' } as const;
+const nullableString = { type: ['string', 'null'] } as const;
+const object = { type: 'object' } as const;
+const nullableObject = { type: ['object', 'null'] } as const;
+const homeFields = {
+  version_count: { type: 'integer' },
+  has_unarchived_changes: { type: 'boolean' },
+  forked_from: nullableString,
+  home_space_id: { type: 'string' },
+  home_writable: { type: 'boolean' },
+  home_deletable: { type: 'boolean' },
+  home_shareable: { type: 'boolean' },
+} as const;
+
+/** SPEC 2.10. */
+export const agentSchema: JsonSchema = {
+  type: 'object',
+  required: ['object', 'id', 'scope', 'definition', 'prompt', 'input', 'output', 'dependencies', 'home_space_id', 'effective_timeout_seconds'],
+  properties: {
+    object: { const: 'agent' },
+    id: { type: 'string', description: 'Package id `@scope/name`' },
+    display_name: nullableString,
+    description: nullableString,
+    source: { type: 'string' },
+    scope: { type: 'string' },
+    version: { ...nullableString, description: 'Latest published version' },
+    definition: { ...object, description: 'Draft manifest' },
+    manifest: { ...nullableObject, description: 'Manifest of the latest published version' },
+    prompt: { type: 'string', description: 'Draft prompt.md' },
+    updatedAt: dateTime,
+    input: {
+      type: 'object',
+      properties: {
+        values: object,
+        locked_fields: { type: 'array', items: { type: 'string' } },
+        schema: nullableObject,
+        file_constraints: object,
+        ui_hints: object,
+        property_order: { type: 'array', items: { type: 'string' } },
+      },
+    },
+    output: { type: 'object', properties: { schema: nullableObject, property_order: { type: 'array', items: { type: 'string' } } } },
+    dependencies: {
+      type: 'object',
+      properties: {
+        skills: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, version: nullableString, range: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' }, home_writable: { type: 'boolean' } } } },
+        mcp_servers: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, version: nullableString } } },
+        integrations: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, version: nullableString, tools: { type: 'array' }, scopes: { type: 'array' } } } },
+      },
+    },
+    last_run: {
+      type: ['object', 'null'],
+      properties: { id: { type: 'string' }, status: { type: 'string' }, started_at: dateTime, duration: { type: ['integer', 'null'], description: 'milliseconds' } },
+    },
+    running_runs: { type: 'integer' },
+    ...homeFields,
+    effective_timeout_seconds: { type: 'integer' },
+    active: { type: 'boolean' },
+  },
+};
+
+/** SPEC 2.11. */
+export const packageSchema: JsonSchema = {
+  type: 'object',
+  required: ['object', 'type', 'id', 'orgId', 'definition', 'home_space_id'],
+  properties: {
+    object: { const: 'package' },
+    type: { enum: ['skill', 'integration', 'mcp-server'] },
+    id: { type: 'string' },
+    orgId: { type: 'string', format: 'uuid' },
+    name: { type: 'string' },
+    description: nullableString,
+    definition: { ...object, description: 'Draft manifest' },
+    content: { ...nullableString, description: 'Draft SKILL.md (skills)' },
+    source: { type: 'string' },
+    created_by: nullableString,
+    auto_installed: { type: 'boolean' },
+    version: nullableString,
+    manifest: nullableObject,
+    manifest_name: { type: 'string' },
+    ...homeFields,
+    agents: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, display_name: nullableString } } },
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  },
+};
+
+export const anyPackageSchema: JsonSchema = { oneOf: [agentSchema, packageSchema] };
+
+export const etagHeader = 'Strong ETag of the draft (send it back in If-Match)';

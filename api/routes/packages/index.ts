@@ -1,0 +1,27 @@
+// Package and agent routes (SPEC 4.4, 4.6); mounted by api/routes/index.ts.
+import type { RouteDef } from '../../route.ts';
+import agentGet from '../agents/get.ts';
+import agentList from '../agents/list.ts';
+import download from './download.ts';
+import filesContent from './files-content.ts';
+import filesList from './files-list.ts';
+import get from './get.ts';
+import home from './home.ts';
+import importPackage from './import.ts';
+import restoreAgent from './restore-agent.ts';
+import restoreIntegration from './restore-integration.ts';
+import skillUpdate from './skill-update.ts';
+
+export const packageRoutes: RouteDef[] = [
+  agentList,
+  agentGet,
+  importPackage,
+  get,
+  filesList,
+  filesContent,
+  download,
+  home,
+  restoreAgent,
+  restoreIntegration,
+  skillUpdate,
+];

@@ -1,0 +1,23 @@
+// Draft bookkeeping shared by import, restore and update: comparison with the published
+// version and the files that mirror the manifest.
+import { isDeepStrictEqual } from 'node:util';
+import type { FileMap, PackageRow, PackageVersionRow } from './types.ts';
+
+/** manifest.json as written into a draft after the manifest changed. */
+export function manifestFile(manifest: Record<string, unknown>) {
+  return { encoding: 'utf8' as const, content: `${JSON.stringify(manifest, null, 2)}\n` };
+}
+
+function withoutManifestFile(files: FileMap): FileMap {
+  const { 'manifest.json': _m, ...rest } = files;
+  return rest;
+}
+
+/** True when the draft differs from `latest` (or when nothing is published yet). */
+export function hasUnarchivedChanges(pkg: PackageRow, latest: PackageVersionRow | undefined): boolean {
+  if (!latest) return true;
+  return (
+    !isDeepStrictEqual(pkg.draft_manifest, latest.manifest) ||
+    !isDeepStrictEqual(withoutManifestFile(pkg.draft_files), withoutManifestFile(latest.files))
+  );
+}

@@ -1,0 +1,236 @@
+// Package manifests (SPEC 2.12, schema_version 0.3): one JSON Schema per type, published as is,
+// plus the checks a schema cannot express (input/output schemas must compile, literal
+// authorized_uris for auths with `connect`, valid semver ranges).
+import { Ajv, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import semver from 'semver';
+import { type ProblemFieldError, problem } from '../errors.ts';
+import { bodyAjv, toFieldErrors } from '../validation.ts';
+import { PACKAGE_TYPES, type PackageType } from './types.ts';
+
+export const MANIFEST_SCHEMA_VERSION = '0.3';
+export const PACKAGE_NAME_PATTERN = '^@[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$';
+/** semver.org's reference expression. */
+export const SEMVER_PATTERN =
+  '^(0|[1-9]\\d*)\\.(0|[1-9]\\d*)\\.(0|[1-9]\\d*)(?:-((?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\\.(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\\+([0-9a-zA-Z-]+(?:\\.[0-9a-zA-Z-]+)*))?$';
+
+const str = { type: 'string' } as const;
+const strings = { type: 'array', items: str } as const;
+const link = { type: 'string', maxLength: 2048 } as const;
+const person = { oneOf: [str, { type: 'object', properties: { name: str, email: str, url: str } }] } as const;
+const rangeMap = { type: 'object', propertyNames: { pattern: PACKAGE_NAME_PATTERN }, additionalProperties: { type: 'string', minLength: 1 } } as const;
+const objectSchema = { type: 'object', required: ['type'], properties: { type: { const: 'object' } } } as const;
+
+const common = {
+  name: { type: 'string', pattern: PACKAGE_NAME_PATTERN, maxLength: 214 },
+  version: { type: 'string', pattern: SEMVER_PATTERN, maxLength: 64 },
+  type: { enum: [...PACKAGE_TYPES] },
+  schema_version: { const: MANIFEST_SCHEMA_VERSION },
+  display_name: { type: 'string', minLength: 1, maxLength: 200 },
+  description: { type: 'string', maxLength: 2000 },
+  long_description: str,
+  keywords: { type: 'array', items: { type: 'string', maxLength: 50 }, maxItems: 50 },
+  license: str,
+  author: person,
+  repository: { oneOf: [link, { type: 'object', properties: { type: str, url: link } }] },
+  homepage: link,
+  documentation: link,
+  support: { oneOf: [link, { type: 'object' }] },
+  icon: link,
+  icons: { oneOf: [{ type: 'array' }, { type: 'object' }] },
+  screenshots: { type: 'array' },
+  privacy_policies: { oneOf: [{ type: 'array' }, { type: 'object' }] },
+  compatibility: { type: 'object', properties: { platforms: strings, runtimes: strings, clients: strings } },
+  dependencies: {
+    type: 'object',
+    additionalProperties: false,
+    properties: { skills: rangeMap, mcp_servers: rangeMap, integrations: rangeMap },
+  },
+  _meta: { type: 'object' },
+  timeout: { type: 'integer', minimum: 1, maximum: 86400 },
+  runtime_tools: { type: 'array', uniqueItems: true, items: { type: 'string', pattern: '^[a-z][a-z0-9_-]*$' } },
+} as const;
+
+const commonRequired = ['name', 'version', 'type', 'schema_version', 'display_name', 'description'];
+
+const agentIo = (withFiles: boolean) => ({
+  type: 'object',
+  properties: {
+    schema: objectSchema,
+    property_order: strings,
+    ...(withFiles
+      ? {
+          file_constraints: {
+            type: 'object',
+            additionalProperties: {
+              type: 'object',
+              properties: { accept: { oneOf: [str, strings] }, max_size: { type: 'integer', minimum: 1 } },
+            },
+          },
+          ui_hints: { type: 'object', additionalProperties: { type: 'object', properties: { placeholder: str } } },
+        }
+      : {}),
+  },
+});
+
+const login = {
+  type: 'object',
+  required: ['request'],
+  properties: {
+    request: {
+      type: 'object',
+      required: ['method', 'url'],
+      properties: {
+        method: { enum: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] },
+        url: { type: 'string', minLength: 1 },
+        content_type: str,
+        body: {},
+      },
+    },
+    success_criteria: { type: 'array', items: { type: 'object', required: ['condition'], properties: { condition: str } } },
+    outputs: {
+      type: 'object',
+      additionalProperties: { type: 'object', required: ['from', 'name'], properties: { from: { const: 'cookie' }, name: str } },
+    },
+  },
+};
+
+const auth = {
+  type: 'object',
+  required: ['type'],
+  properties: {
+    type: { type: 'string', minLength: 1 },
+    credentials: { type: 'object', properties: { schema: { type: 'object' } } },
+    connect: { type: 'object', properties: { login } },
+    authorized_uris: { type: 'array', items: { type: 'string', minLength: 1 } },
+    delivery: {
+      type: 'object',
+      properties: {
+        http: {
+          type: 'object',
+          properties: {
+            // Only `header` is implemented; `cookie` is refused at import (SPEC 2.12).
+            in: { enum: ['header'] },
+            name: str,
+            prefix: str,
+            value: str,
+          },
+        },
+      },
+    },
+  },
+};
+
+const extras: Record<PackageType, Record<string, unknown>> = {
+  agent: {
+    input: agentIo(true),
+    output: agentIo(false),
+    integrations_configuration: {
+      type: 'object',
+      propertyNames: { pattern: PACKAGE_NAME_PATTERN },
+      additionalProperties: { type: 'object', properties: { tools: strings, scopes: strings, auth_key: str } },
+    },
+  },
+  skill: {},
+  integration: {
+    source: { type: 'object', required: ['kind'], properties: { kind: { enum: ['none', 'local'] } } },
+    default_tools: strings,
+    auths: { type: 'object', additionalProperties: auth },
+  },
+  'mcp-server': {},
+};
+
+/** The published JSON Schema of a manifest of `type`. */
+export function manifestSchema(type: PackageType): Record<string, unknown> {
+  return {
+    type: 'object',
+    required: commonRequired,
+    properties: { ...common, type: { const: type }, ...extras[type] },
+  };
+}
+
+const validators = new Map<PackageType, ValidateFunction>();
+function validatorFor(type: PackageType): ValidateFunction {
+  let v = validators.get(type);
+  if (!v) {
+    v = bodyAjv.compile(manifestSchema(type));
+    validators.set(type, v);
+  }
+  return v;
+}
+
+// Agent schemas are compiled by a scratch instance so user schemas never pile up in the shared one.
+const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
+const scratch = addFormats(new Ajv({ allErrors: true, strict: false }));
+
+function compileError(schema: unknown): string | undefined {
+  // `$schema` is a dialect marker; the check is about the keywords themselves.
+  const { $schema: _dialect, ...copy } = schema as Record<string, unknown>;
+  try {
+    scratch.compile(copy);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  } finally {
+    scratch.removeSchema(copy);
+  }
+}
+
+function extraChecks(type: PackageType, m: Record<string, any>): ProblemFieldError[] {
+  const errors: ProblemFieldError[] = [];
+  for (const [kind, deps] of Object.entries((m.dependencies ?? {}) as Record<string, Record<string, string>>)) {
+    for (const [id, range] of Object.entries(deps ?? {})) {
+      if (range !== 'latest' && semver.validRange(range) === null) {
+        const field = `manifest.dependencies.${kind}.${id}`;
+        errors.push({ field, code: 'invalid_format', message: `${field} must be a semver range, got "${range}"` });
+      }
+    }
+  }
+  if (type === 'agent') {
+    for (const io of ['input', 'output']) {
+      const schema = m[io]?.schema;
+      const failure = schema === undefined ? undefined : compileError(schema);
+      if (failure) {
+        const field = `manifest.${io}.schema`;
+        errors.push({ field, code: 'invalid_schema', message: `${field} is not a valid JSON Schema: ${failure}` });
+      }
+    }
+  }
+  if (type === 'integration') {
+    for (const [key, a] of Object.entries((m.auths ?? {}) as Record<string, any>)) {
+      if (!a?.connect) continue;
+      (a.authorized_uris ?? []).forEach((uri: string, i: number) => {
+        if (uri.includes('{$credential.')) {
+          const field = `manifest.auths.${key}.authorized_uris.${i}`;
+          errors.push({ field, code: 'invalid_value', message: `${field} must be literal: an auth with connect cannot template authorized_uris` });
+        }
+      });
+    }
+  }
+  return errors;
+}
+
+function fail(errors: ProblemFieldError[]): never {
+  throw problem('validation_failed', { detail: errors[0].message, errors });
+}
+
+/**
+ * Validates a manifest; errors name the field as `manifest.<path>`. With `expectedType`, a
+ * manifest of another type is refused on `manifest.type`.
+ */
+export function validateManifest(manifest: unknown, expectedType?: PackageType): Record<string, any> & { type: PackageType } {
+  if (typeof manifest !== 'object' || manifest === null || Array.isArray(manifest)) {
+    fail([{ field: 'manifest', code: 'invalid_type', message: 'manifest must be an object' }]);
+  }
+  const m = manifest as Record<string, any>;
+  const type = m.type as PackageType;
+  if (!PACKAGE_TYPES.includes(type) || (expectedType && type !== expectedType)) {
+    const allowed = expectedType ? [expectedType] : PACKAGE_TYPES;
+    fail([{ field: 'manifest.type', code: m.type === undefined ? 'required' : 'invalid_value', message: `manifest.type must be one of ${JSON.stringify(allowed)}` }]);
+  }
+  const validate = validatorFor(type);
+  if (!validate(m)) fail(toFieldErrors(validate.errors ?? [], 'manifest'));
+  const errors = extraChecks(type, m);
+  if (errors.length > 0) fail(errors);
+  return m as Record<string, any> & { type: PackageType };
+}

@@ -1,0 +1,103 @@
+// What the run launcher needs of an agent: the chosen published version, its prompt, schemas,
+// timeout, runtime tools and resolved skills.
+import type { Knex } from 'knex';
+import { problem } from '../errors.ts';
+import { findVersion } from './store.ts';
+import { fileText, fullName, type PackageRow, splitName } from './types.ts';
+import { findVisiblePackage } from './visibility.ts';
+
+export { findVisiblePackage } from './visibility.ts';
+export type { PackageRow } from './types.ts';
+
+export interface ResolvedSkill {
+  id: string;
+  version: string;
+  name: string;
+  description: string;
+  /** SKILL.md */
+  content: string;
+}
+
+export interface ResolvedAgent {
+  /** packages.id (pkg_...) */
+  packageId: string;
+  /** '@scope/name' */
+  fullName: string;
+  /** The published version chosen. */
+  version: string;
+  homeSpaceId: string;
+  manifest: Record<string, any>;
+  /** prompt.md of that version. */
+  prompt: string;
+  /** manifest.input.schema */
+  inputSchema: Record<string, any> | null;
+  /** manifest.output.schema */
+  outputSchema: Record<string, any> | null;
+  /** manifest.timeout */
+  timeoutSeconds: number | null;
+  /** manifest.runtime_tools, default ['output','log','note','pin'] */
+  runtimeTools: string[];
+  /** manifest.dependencies.skills resolved (semver range -> highest published version) in the same org. */
+  skills: ResolvedSkill[];
+}
+
+export const DEFAULT_RUNTIME_TOOLS: readonly string[] = ['output', 'log', 'note', 'pin'];
+
+/**
+ * Resolves each `dependencies.skills` entry (id -> semver range) to the highest published
+ * version of that skill in the organization. A skill that is missing, or has no version in
+ * range, is 409 `dependency_unresolved` naming it.
+ */
+export async function resolveSkills(knex: Knex, orgId: string, deps: Record<string, string> | undefined): Promise<ResolvedSkill[]> {
+  const out: ResolvedSkill[] = [];
+  for (const [id, range] of Object.entries(deps ?? {})) {
+    const parts = splitName(id);
+    const pkg = parts
+      ? ((await knex('packages').where({ org_id: orgId, scope: parts.scope, name: parts.name, type: 'skill' }).first()) as PackageRow | undefined)
+      : undefined;
+    const version = pkg ? await findVersion(knex, pkg.id, range) : undefined;
+    if (!pkg || !version) {
+      throw problem('dependency_unresolved', {
+        detail: `Skill ${id} has no published version matching ${range}`,
+        errors: [{ field: `manifest.dependencies.skills.${id}`, code: 'dependency_unresolved', message: `No version of ${id} matches ${range}`, packageId: id }],
+      });
+    }
+    out.push({
+      id,
+      version: version.version,
+      name: String(version.manifest.display_name ?? id),
+      description: String(version.manifest.description ?? ''),
+      content: fileText(version.files, 'SKILL.md') ?? '',
+    });
+  }
+  return out;
+}
+
+/** Latest published version when `version` is omitted; exact version, dist-tag `latest`, or semver range otherwise. Returns undefined when the agent is not visible from spaceId or has no matching version. */
+export async function resolveAgent(
+  knex: Knex,
+  orgId: string,
+  spaceId: string,
+  scope: string,
+  name: string,
+  version?: string,
+): Promise<ResolvedAgent | undefined> {
+  const pkg = await findVisiblePackage(knex, orgId, spaceId, scope, name, 'agent');
+  if (!pkg) return undefined;
+  const chosen = await findVersion(knex, pkg.id, version);
+  if (!chosen) return undefined;
+  const m = chosen.manifest;
+  return {
+    packageId: pkg.id,
+    fullName: fullName(pkg),
+    version: chosen.version,
+    homeSpaceId: pkg.home_space_id,
+    manifest: m,
+    prompt: fileText(chosen.files, 'prompt.md') ?? '',
+    inputSchema: m.input?.schema ?? null,
+    outputSchema: m.output?.schema ?? null,
+    timeoutSeconds: typeof m.timeout === 'number' ? m.timeout : null,
+    runtimeTools: Array.isArray(m.runtime_tools) ? [...m.runtime_tools] : [...DEFAULT_RUNTIME_TOOLS],
+    skills: await resolveSkills(knex, orgId, m.dependencies?.skills),
+  };
+}

@@ -1,0 +1,24 @@
+// Reads of published versions.
+import type { Knex } from 'knex';
+import type { PackageVersionRow } from './types.ts';
+import { latestOf, pickVersion } from './versions.ts';
+
+export async function versionNames(knex: Knex, packageId: string): Promise<string[]> {
+  const rows = await knex('package_versions').select('version').where({ package_id: packageId });
+  return rows.map((r: { version: string }) => r.version);
+}
+
+export async function getVersion(knex: Knex, packageId: string, version: string): Promise<PackageVersionRow | undefined> {
+  return (await knex('package_versions').where({ package_id: packageId, version }).first()) as PackageVersionRow | undefined;
+}
+
+/** The version `selector` designates (see pickVersion), with its manifest and files. */
+export async function findVersion(knex: Knex, packageId: string, selector?: string): Promise<PackageVersionRow | undefined> {
+  const chosen = pickVersion(await versionNames(knex, packageId), selector);
+  return chosen ? getVersion(knex, packageId, chosen) : undefined;
+}
+
+export async function latestVersion(knex: Knex, packageId: string): Promise<PackageVersionRow | undefined> {
+  const chosen = latestOf(await versionNames(knex, packageId));
+  return chosen ? getVersion(knex, packageId, chosen) : undefined;
+}

@@ -1,0 +1,97 @@
+// Launching a run: organization limits checked atomically (SPEC 8.3), the row written, and
+// the runAgent workflow started with the run id as workflow id. 201 follows at once; nothing
+// waits for execution.
+import type { Client } from '@temporalio/client';
+import type { Knex } from 'knex';
+import type { PlatformRunLimits } from '../config.ts';
+import { problem } from '../errors.ts';
+import { newId } from '../ids.ts';
+import type { ResolvedAgent } from '../packages/resolve-agent.ts';
+import { effectiveTimeoutSeconds } from '../packages/timeout.ts';
+import { OrgIdKey, PackageIdKey, RunStatusKey, SpaceIdKey } from '../../temporal/search-attributes.ts';
+import { notifyRunEvent } from './events.ts';
+import { LIVE_STATUSES, type RunRow } from './model.ts';
+
+export const AGENT_RUNS_TASK_QUEUE = 'agent-runs';
+
+export interface LaunchRequest {
+  orgId: string;
+  spaceId: string;
+  agent: ResolvedAgent;
+  input: Record<string, unknown>;
+  actor: { type: RunRow['actor_type']; id: string };
+  userId: string | null;
+  endUserId?: string | null;
+  scheduleId?: string | null;
+}
+
+/** Inserts the run if the organization is under its rate and concurrency limits. */
+export async function admitRun(knex: Knex, limits: PlatformRunLimits, req: LaunchRequest): Promise<RunRow> {
+  return knex.transaction(async (trx) => {
+    // One launcher per organization at a time: the counts below cannot be raced.
+    await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`runs:${req.orgId}`]);
+    const counts = await trx('runs')
+      .where({ org_id: req.orgId })
+      .where((w) => w.whereIn('status', LIVE_STATUSES).orWhere('created_at', '>', trx.raw("now() - interval '60 seconds'")))
+      .select(
+        trx.raw(`count(*) filter (where status in ('pending','running'))::int as live`),
+        trx.raw(`count(*) filter (where created_at > now() - interval '60 seconds')::int as recent`),
+        trx.raw(`extract(epoch from (min(created_at) filter (where created_at > now() - interval '60 seconds') + interval '60 seconds' - now())) as free_in`),
+      )
+      .first();
+    if (counts.recent >= limits.per_org_global_rate_per_min) {
+      const retryAfter = Math.max(1, Math.ceil(Number(counts.free_in)));
+      throw problem('org_run_rate_limited', {
+        detail: `The organization launched ${counts.recent} runs in the last minute (limit ${limits.per_org_global_rate_per_min})`,
+        retryAfter,
+      });
+    }
+    if (counts.live >= limits.max_concurrent_per_org) {
+      throw problem('org_run_concurrency_exceeded', {
+        detail: `The organization has ${counts.live} runs pending or running (limit ${limits.max_concurrent_per_org})`,
+        retryAfter: 5,
+      });
+    }
+    const [row] = await trx('runs')
+      .insert({
+        id: newId('run'),
+        org_id: req.orgId,
+        space_id: req.spaceId,
+        package_id: req.agent.packageId,
+        package_version: req.agent.version,
+        status: 'pending',
+        input: JSON.stringify(req.input),
+        actor_type: req.actor.type,
+        actor_id: req.actor.id,
+        user_id: req.userId,
+        end_user_id: req.endUserId ?? null,
+        schedule_id: req.scheduleId ?? null,
+        timeout_seconds: effectiveTimeoutSeconds(req.agent.timeoutSeconds, limits.timeout_ceiling_seconds),
+      })
+      .returning('*');
+    return row as RunRow;
+  });
+}
+
+export async function startRunWorkflow(knex: Knex, workflows: Client, run: RunRow, agent: ResolvedAgent): Promise<void> {
+  try {
+    await workflows.workflow.start('runAgent', {
+      taskQueue: AGENT_RUNS_TASK_QUEUE,
+      workflowId: run.id,
+      args: [{ runId: run.id, timeoutSeconds: run.timeout_seconds }],
+      typedSearchAttributes: [
+        { key: OrgIdKey, value: run.org_id },
+        { key: SpaceIdKey, value: run.space_id },
+        { key: PackageIdKey, value: agent.fullName },
+        { key: RunStatusKey, value: 'pending' },
+      ],
+    });
+  } catch (err) {
+    const [row] = await knex('runs')
+      .where({ id: run.id, status: 'pending' })
+      .update({ status: 'failed', error: `The run could not be queued: ${(err as Error).message}`, finished_at: knex.fn.now() })
+      .returning(['org_id', 'space_id']);
+    if (row) await notifyRunEvent(knex, { kind: 'status', runId: run.id, orgId: row.org_id, spaceId: row.space_id, status: 'failed' });
+    throw problem('service_unavailable', 'The run could not be queued: the workflow service is unavailable');
+  }
+}

@@ -1,0 +1,98 @@
+// Run rows and their wire shape (DESIGN.md section 5, "Runs").
+export const RUN_STATUSES = ['pending', 'running', 'success', 'failed', 'timeout', 'cancelled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['success', 'failed', 'timeout', 'cancelled']);
+export const LIVE_STATUSES: readonly RunStatus[] = ['pending', 'running'];
+
+export function isTerminal(status: string): boolean {
+  return TERMINAL_STATUSES.has(status as RunStatus);
+}
+
+export interface RunUsage {
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
+export interface RunRow {
+  id: string;
+  org_id: string;
+  space_id: string;
+  package_id: string;
+  package_version: string;
+  status: RunStatus;
+  input: Record<string, unknown>;
+  result: { output: unknown } | null;
+  error: string | null;
+  actor_type: 'user' | 'api_key' | 'end_user' | 'schedule';
+  actor_id: string;
+  user_id: string | null;
+  end_user_id: string | null;
+  schedule_id: string | null;
+  timeout_seconds: number;
+  sandbox_mode: string | null;
+  usage: RunUsage;
+  log_seq: number;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  /** Joined from packages: '@scope/name'. */
+  package_full_name?: string;
+}
+
+/** Run columns plus the package's '@scope/name'. */
+export const RUN_SELECT = ['r.*', 'p.scope', 'p.name'] as const;
+
+export function runDto(row: RunRow & { scope?: string; name?: string }) {
+  const duration = row.started_at && row.finished_at ? row.finished_at.getTime() - row.started_at.getTime() : null;
+  return {
+    object: 'run' as const,
+    id: row.id,
+    packageId: row.scope && row.name ? `${row.scope}/${row.name}` : row.package_full_name,
+    version: row.package_version,
+    status: row.status,
+    input: row.input,
+    result: row.result,
+    error: row.error,
+    spaceId: row.space_id,
+    actor: { type: row.actor_type, id: row.actor_id },
+    endUserId: row.end_user_id,
+    scheduleId: row.schedule_id,
+    createdAt: row.created_at.toISOString(),
+    startedAt: row.started_at?.toISOString() ?? null,
+    finishedAt: row.finished_at?.toISOString() ?? null,
+    duration,
+    timeoutSeconds: row.timeout_seconds,
+    sandboxMode: row.sandbox_mode,
+    usage: row.usage,
+  };
+}
+
+export const runSchema = {
+  type: 'object',
+  required: ['object', 'id', 'packageId', 'version', 'status', 'input', 'result', 'error', 'createdAt', 'usage'],
+  properties: {
+    object: { const: 'run' },
+    id: { type: 'string', pattern: '^run_' },
+    packageId: { type: 'string' },
+    version: { type: 'string' },
+    status: { enum: [...RUN_STATUSES] },
+    input: { type: 'object' },
+    result: { type: ['object', 'null'], properties: { output: {} } },
+    error: { type: ['string', 'null'] },
+    spaceId: { type: 'string' },
+    actor: { type: 'object', properties: { type: { type: 'string' }, id: { type: 'string' } } },
+    endUserId: { type: ['string', 'null'] },
+    scheduleId: { type: ['string', 'null'] },
+    createdAt: { type: 'string', format: 'date-time' },
+    startedAt: { type: ['string', 'null'], format: 'date-time' },
+    finishedAt: { type: ['string', 'null'], format: 'date-time' },
+    duration: { type: ['integer', 'null'], description: 'milliseconds' },
+    timeoutSeconds: { type: 'integer' },
+    sandboxMode: { type: ['string', 'null'], description: 'How the sandbox isolated the run: bwrap+cgroup-v1|bwrap+cgroup-v2|bwrap|process' },
+    usage: {
+      type: 'object',
+      properties: { inputTokens: { type: 'integer' }, outputTokens: { type: 'integer' }, costUsd: { type: 'number' } },
+    },
+  },
+};

@@ -1,0 +1,63 @@
+// An agent worker for tests: in-process (sharing one workflow bundle), or as a child process
+// that a test can SIGKILL.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundle } from '@temporalio/worker';
+import { loadConfig } from '../../shared/config.ts';
+import { createKnex } from '../../shared/db/knex.ts';
+import { createLogger } from '../../shared/log.ts';
+import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { createAgentWorker, WORKFLOWS_PATH } from '../../workers/agent-worker.ts';
+import { stack } from './stack.ts';
+
+/** One key for every test process, so the API encrypts what the worker decrypts. */
+export const TEST_SECRETS_KEY = randomBytes(32).toString('base64');
+
+let bundle: Promise<WorkflowBundle> | undefined;
+export function workflowBundle(): Promise<WorkflowBundle> {
+  bundle ??= bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: { trace() {}, debug() {}, info() {}, log() {}, warn: console.warn, error: console.error },
+  });
+  return bundle;
+}
+
+export function workerEnv(env: Record<string, string> = {}): Record<string, string> {
+  return { LOG_LEVEL: 'silent', SECRETS_KEY: TEST_SECRETS_KEY, EGRESS_ALLOW_INTERNAL_HOSTS: '127.0.0.1', ...env };
+}
+
+let runtimeInstalled = false;
+
+export async function startTestWorker(env: Record<string, string> = {}) {
+  if (!runtimeInstalled) {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+    runtimeInstalled = true;
+  }
+  const config = loadConfig(workerEnv(env));
+  const knex = createKnex(stack().databaseUrl, { min: 0, max: 4 });
+  const { worker, connection } = await createAgentWorker({
+    config,
+    knex,
+    log: createLogger(config.logLevel, 'worker-test'),
+    temporalAddress: stack().temporalAddress,
+    workflowBundle: await workflowBundle(),
+  });
+  const running = worker.run();
+  return {
+    async stop() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await knex.destroy();
+    },
+  };
+}
+
+/** The real worker entry point as a child process. */
+export function spawnWorkerProcess(env: Record<string, string> = {}): ChildProcess {
+  return spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, 'workers', 'main.ts')], {
+    env: { ...process.env, ...workerEnv(env), DATABASE_URL: stack().databaseUrl, TEMPORAL_ADDRESS: stack().temporalAddress },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}

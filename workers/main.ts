@@ -1,0 +1,33 @@
+// Worker process entry: `node workers/main.ts` with DATABASE_URL and TEMPORAL_ADDRESS set
+// (npm start sets both). Scale out by running several.
+import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
+import { ConfigError, loadConfig } from '../shared/config.ts';
+import { createKnex } from '../shared/db/knex.ts';
+import { createLogger } from '../shared/log.ts';
+import { createAgentWorker } from './agent-worker.ts';
+
+let config: ReturnType<typeof loadConfig>;
+try {
+  config = loadConfig();
+  if (!config.databaseUrl || !config.temporalAddress) throw new ConfigError('DATABASE_URL and TEMPORAL_ADDRESS are required to run a worker alone; `npm start` sets them');
+} catch (err) {
+  console.error(`configuration error: ${(err as Error).message}`);
+  process.exit(1);
+}
+const log = createLogger(config.logLevel, 'worker');
+const sdkLevel: LogLevel = ({ trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN' } as const)[config.logLevel as 'info'] ?? 'ERROR';
+Runtime.install({
+  shutdownSignals: ['SIGINT', 'SIGTERM'],
+  // The SDK's own log lines go through pino like ours.
+  logger: new DefaultLogger(sdkLevel, (entry) => log[entry.level === 'TRACE' ? 'trace' : (entry.level.toLowerCase() as 'info')]({ sdk: entry.meta }, entry.message)),
+});
+const knex = createKnex(config.databaseUrl!);
+const { worker, connection } = await createAgentWorker({ config, knex, log, temporalAddress: config.temporalAddress! });
+log.info({ taskQueue: worker.options.taskQueue }, 'worker polling');
+try {
+  await worker.run(); // resolves after SIGINT/SIGTERM once in-flight tasks finish or the grace time ends
+} finally {
+  await connection.close();
+  await knex.destroy();
+  log.info('worker stopped');
+}

@@ -1,0 +1,2 @@
+// Every workflow the worker bundles.
+export { runAgent } from './run-agent.ts';

@@ -1,0 +1,83 @@
+// runAgent (DESIGN.md section 2): markRunRunning -> executeAgent raced against a durable timer
+// of the clamped timeout -> finalizeRun in a non-cancellable scope. Cancelling the workflow
+// cancels the run; a lost worker shows up as a missed heartbeat (the watchdog).
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  isCancellation,
+  proxyActivities,
+  sleep,
+  TimeoutFailure,
+  upsertSearchAttributes,
+  ActivityCancellationType,
+} from '@temporalio/workflow';
+import type { createExecuteAgentActivity } from '../activities/execute-agent.ts';
+import type { createRunStateActivities, RunOutcome } from '../activities/run-state.ts';
+import { RunStatusKey } from '../temporal/search-attributes.ts';
+
+type StateActivities = ReturnType<typeof createRunStateActivities>;
+type ExecActivities = ReturnType<typeof createExecuteAgentActivity>;
+
+export interface RunAgentInput {
+  runId: string;
+  timeoutSeconds: number;
+}
+
+export const HEARTBEAT_TIMEOUT_SECONDS = 10;
+
+const state = proxyActivities<StateActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
+});
+
+function setStatus(status: string): void {
+  upsertSearchAttributes([{ key: RunStatusKey, value: status }] as never);
+}
+
+function describe(err: unknown): string {
+  if (err instanceof ActivityFailure) {
+    if (err.cause instanceof TimeoutFailure) {
+      return `The worker running this agent stopped responding (no heartbeat for ${HEARTBEAT_TIMEOUT_SECONDS} s); the watchdog stopped the run`;
+    }
+    if (err.cause instanceof ApplicationFailure) return err.cause.message;
+    return err.cause?.message ?? err.message;
+  }
+  return (err as Error).message ?? String(err);
+}
+
+export async function runAgent(input: RunAgentInput): Promise<string> {
+  const exec = proxyActivities<ExecActivities>({
+    startToCloseTimeout: `${input.timeoutSeconds + 120} seconds`,
+    heartbeatTimeout: `${HEARTBEAT_TIMEOUT_SECONDS} seconds`,
+    retry: { maximumAttempts: 1 },
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  });
+
+  let outcome: RunOutcome;
+  let result: Promise<unknown> | undefined;
+  try {
+    if (await state.markRunRunning(input.runId)) setStatus('running');
+    const execution = new CancellationScope();
+    const running = execution.run(() => exec.executeAgent(input.runId));
+    result = running;
+    const winner = await Promise.race([
+      running.then((r) => ({ kind: 'done' as const, output: r.output })),
+      sleep(input.timeoutSeconds * 1000).then(() => ({ kind: 'timeout' as const })),
+    ]);
+    if (winner.kind === 'timeout') {
+      execution.cancel();
+      await running.catch(() => undefined); // the sandbox is dead before we finalize
+      outcome = { status: 'timeout', error: `The run exceeded its timeout of ${input.timeoutSeconds} s` };
+    } else {
+      outcome = { status: 'success', output: winner.output };
+    }
+  } catch (err) {
+    // On cancel the activity is cancelled too; wait until it has killed the sandbox.
+    await result?.catch(() => undefined);
+    outcome = isCancellation(err) ? { status: 'cancelled', error: 'The run was cancelled' } : { status: 'failed', error: describe(err) };
+  }
+  const final = await CancellationScope.nonCancellable(() => state.finalizeRun(input.runId, outcome));
+  setStatus(final);
+  return final;
+}
