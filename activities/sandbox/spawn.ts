@@ -94,6 +94,8 @@ function bwrapArgs(opts: SandboxOptions, env: Record<string, string>): string[] 
     '--clearenv',
   ];
   if (opts.socketDir) args.push('--bind', opts.socketDir, '/sidecar');
+  // bwrap builds the new root on a tmpfs; make it read-only so /workspace is the only writable place.
+  args.push('--remount-ro', '/');
   for (const [k, v] of Object.entries(env)) args.push('--setenv', k, v);
   args.push('/opt/node/node');
   return args;

@@ -210,6 +210,15 @@ function extraChecks(type: PackageType, m: Record<string, any>): ProblemFieldErr
   return errors;
 }
 
+/** Field names relative to the manifest document, re-rooted at `manifest`. */
+function underManifest(errors: ProblemFieldError[]): ProblemFieldError[] {
+  return errors.map((e) => {
+    const field = e.field === '(root)' || e.field === '' ? 'manifest' : `manifest.${e.field}`;
+    const message = e.field && e.message.startsWith(e.field) ? field + e.message.slice(e.field.length) : `${field}: ${e.message}`;
+    return { ...e, field, message };
+  });
+}
+
 function fail(errors: ProblemFieldError[]): never {
   throw problem('validation_failed', { detail: errors[0].message, errors });
 }
@@ -229,7 +238,7 @@ export function validateManifest(manifest: unknown, expectedType?: PackageType):
     fail([{ field: 'manifest.type', code: m.type === undefined ? 'required' : 'invalid_value', message: `manifest.type must be one of ${JSON.stringify(allowed)}` }]);
   }
   const validate = validatorFor(type);
-  if (!validate(m)) fail(toFieldErrors(validate.errors ?? [], 'manifest'));
+  if (!validate(m)) fail(underManifest(toFieldErrors(validate.errors ?? [])));
   const errors = extraChecks(type, m);
   if (errors.length > 0) fail(errors);
   return m as Record<string, any> & { type: PackageType };

@@ -3,7 +3,7 @@
 // inputs, dependencies); `version` and `manifest` are the latest published version.
 import type { Knex } from 'knex';
 import type { SpaceAuthority } from './authority.ts';
-import { hasUnarchivedChanges } from './draft.ts';
+import { hasUnarchivedChanges, orderedManifest } from './draft.ts';
 import { latestVersion, versionNames } from './store.ts';
 import { effectiveTimeoutSeconds } from './timeout.ts';
 import { type PackageRow, type PackageType, TYPE_SCOPES, fileText, fullName, splitName } from './types.ts';
@@ -35,8 +35,8 @@ async function common(v: ViewContext, pkg: PackageRow) {
   return {
     id: fullName(pkg),
     version: latest?.version ?? null,
-    manifest: latest?.manifest ?? null,
-    definition: pkg.draft_manifest,
+    manifest: latest ? orderedManifest(latest.manifest, latest.files) : null,
+    definition: orderedManifest(pkg.draft_manifest, pkg.draft_files),
     source: pkg.source,
     version_count: versions.length,
     has_unarchived_changes: hasUnarchivedChanges(pkg, latest),
@@ -91,8 +91,8 @@ async function runsOf(v: ViewContext, pkg: PackageRow) {
 
 /** SPEC 2.10: the agent draft. */
 export async function agentRepresentation(v: ViewContext, pkg: PackageRow) {
-  const m = pkg.draft_manifest;
   const base = await common(v, pkg);
+  const m = base.definition;
   const input = m.input ?? {};
   const output = m.output ?? {};
   return {

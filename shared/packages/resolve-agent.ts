@@ -2,6 +2,7 @@
 // timeout, runtime tools and resolved skills.
 import type { Knex } from 'knex';
 import { problem } from '../errors.ts';
+import { orderedManifest } from './draft.ts';
 import { findVersion } from './store.ts';
 import { fileText, fullName, type PackageRow, splitName } from './types.ts';
 import { findVisiblePackage } from './visibility.ts';
@@ -86,7 +87,7 @@ export async function resolveAgent(
   if (!pkg) return undefined;
   const chosen = await findVersion(knex, pkg.id, version);
   if (!chosen) return undefined;
-  const m = chosen.manifest;
+  const m = orderedManifest(chosen.manifest, chosen.files);
   return {
     packageId: pkg.id,
     fullName: fullName(pkg),

@@ -1,10 +1,12 @@
 // Agent runs end to end on the real stack: API -> Temporal runAgent -> sandboxed runtime ->
 // sidecar -> scripted fake model, and back.
+import { Client, Connection } from '@temporalio/client';
 import { expect } from 'chai';
 import { newKey, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
+import { stack } from '../support/stack.ts';
 import { startTestWorker, workerEnv } from '../support/worker.ts';
 
 const TOPIC_SCHEMA = {
@@ -229,6 +231,51 @@ describe('agent runs', function () {
     await waitDone(run.id);
     expect((await org.client.delete(`/api/runs/${run.id}`)).status).to.equal(204);
     expectProblem(await org.client.get(`/api/runs/${run.id}`), 404, 'not_found');
+  });
+
+  it('keeps pins per agent and actor and shows them to later runs; notes are kept too', async () => {
+    model.script('pin-first', [() => toolCall('pin', { content: 'The user prefers French' }), () => toolCall('note', { content: 'first run done' }), () => toolCall('output', { summary: 'pinned' })]);
+    const first = await launch('@acme/summarizer', { topic: 'pin-first' });
+    expect((await waitDone(first.id)).status).to.equal('success');
+    model.script('pin-second', [() => toolCall('output', { summary: 'saw it' })]);
+    const second = await launch('@acme/summarizer', { topic: 'pin-second' });
+    await waitDone(second.id);
+    const req = model.requests.find((r) => JSON.stringify(r.body.messages).includes('pin-second'))!;
+    expect(req.body.messages[0].content).to.contain('The user prefers French');
+    const memory = await api.knex('agent_memory').where({ run_id: first.id }).orderBy('id');
+    expect(memory.map((m: any) => [m.kind, m.content])).to.deep.equal([
+      ['pin', 'The user prefers French'],
+      ['note', 'first run done'],
+    ]);
+    // Another actor (a member) does not see the owner's pins.
+    const member = await newMember(api, org);
+    model.script('pin-other', [() => toolCall('output', { summary: 'fresh' })]);
+    const theirs = await member.client.post('/api/agents/@acme/summarizer/run', { input: { topic: 'pin-other' } });
+    await member.client.get(`/api/runs/${theirs.body.id}?wait=30`);
+    const otherReq = model.requests.find((r) => JSON.stringify(r.body.messages).includes('pin-other'))!;
+    expect(otherReq.body.messages[0].content).not.to.contain('The user prefers French');
+  });
+
+  it('is visible and filterable in Temporal by its search attributes', async () => {
+    model.script('search-me', [() => toolCall('output', { summary: 'found' })]);
+    const run = await launch('@acme/summarizer', { topic: 'search-me' });
+    await waitDone(run.id);
+    const connection = await Connection.connect({ address: stack().temporalAddress });
+    try {
+      const client = new Client({ connection });
+      let ids: string[] = [];
+      for (let i = 0; i < 50 && !ids.includes(run.id); i++) {
+        ids = [];
+        for await (const wf of client.workflow.list({ query: `OrgId = "${org.orgId}" AND RunStatus = "success" AND PackageId = "@acme/summarizer"` })) ids.push(wf.workflowId);
+        if (!ids.includes(run.id)) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(ids).to.include(run.id);
+      const described = await client.workflow.getHandle(run.id).describe();
+      expect(described.type).to.equal('runAgent');
+      expect(described.taskQueue).to.equal('agent-runs');
+    } finally {
+      await connection.close();
+    }
   });
 
   it('fails with a readable error when the organization has no model and the instance none either', async () => {

@@ -31,7 +31,7 @@ let runtimeInstalled = false;
 
 export async function startTestWorker(env: Record<string, string> = {}) {
   if (!runtimeInstalled) {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
     runtimeInstalled = true;
   }
   const config = loadConfig(workerEnv(env));

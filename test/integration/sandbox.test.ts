@@ -1,0 +1,133 @@
+// The sandbox of DESIGN.md section 3: what an agent process can and cannot do.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { spawnSandbox } from '../../activities/sandbox/spawn.ts';
+import { newOrg, startTestApi, type TestApi } from '../support/api.ts';
+import { FakeModel, toolCall } from '../support/fake-model.ts';
+import { importAgent } from '../support/packages.ts';
+import { startTestWorker, workerEnv } from '../support/worker.ts';
+
+/** Runs a probe script inside the sandbox and returns what it printed as JSON. */
+async function probe(script: string, memoryMb = 256): Promise<{ result: any; exit: { code: number | null; oomKilled: boolean }; mode: string }> {
+  let out = '';
+  const sandbox = spawnSandbox({ name: `probe-${Date.now()}-${Math.random().toString(36).slice(2)}`, nodeArgs: ['-e', script], memoryMb, cpus: 1 });
+  sandbox.child.stdout!.removeAllListeners('data');
+  sandbox.child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  const exit = await sandbox.exited;
+  return { result: out.trim() ? JSON.parse(out.trim().split('\n').pop()!) : null, exit, mode: sandbox.mode };
+}
+
+describe('sandbox', function () {
+  this.timeout(60_000);
+  let target: http.Server;
+  let targetPort: number;
+  let hits = 0;
+
+  before(async () => {
+    target = http.createServer((_req, res) => {
+      hits++;
+      res.end('reached');
+    });
+    await new Promise<void>((r) => target.listen(0, '0.0.0.0', r));
+    targetPort = (target.address() as AddressInfo).port;
+  });
+  after(() => new Promise<void>((r) => target.close(() => r())));
+
+  it('runs under bwrap with a cgroup where the host allows it', async () => {
+    const { result, mode } = await probe('console.log(JSON.stringify({ uid: process.getuid() }))');
+    expect(mode).to.match(/^bwrap/);
+    expect(result.uid).to.equal(65534);
+  });
+
+  it('cannot reach the network, loopback included', async () => {
+    const script = `
+      const net = require('node:net');
+      const tryConnect = (host) => new Promise((resolve) => {
+        const s = net.connect(${targetPort}, host);
+        s.once('connect', () => { s.destroy(); resolve('connected'); });
+        s.once('error', (e) => resolve(e.code));
+      });
+      Promise.all([tryConnect('127.0.0.1'), tryConnect('10.0.2.2'), require('node:dns').promises.lookup('example.com').then(() => 'resolved', (e) => e.code)])
+        .then((r) => console.log(JSON.stringify(r)));`;
+    const { result } = await probe(script);
+    expect(result[0]).to.not.equal('connected');
+    expect(result[1]).to.not.equal('connected');
+    expect(result[2]).to.not.equal('resolved');
+    expect(hits).to.equal(0);
+  });
+
+  it('sees no secret: empty environment, no host processes, no project or data files', async () => {
+    process.env.PROBE_SECRET = 'sk-should-not-leak';
+    const script = `
+      const fs = require('node:fs');
+      const tryRead = (p) => { try { return fs.readFileSync(p, 'utf8').slice(0, 20); } catch (e) { return e.code; } };
+      console.log(JSON.stringify({
+        env: process.env,
+        pids: fs.readdirSync('/proc').filter((d) => /^\\d+$/.test(d)),
+        parentEnviron: tryRead('/proc/${process.pid}/environ'),
+        project: tryRead('${process.cwd()}/package.json'),
+        root: fs.readdirSync('/').sort(),
+        shadow: tryRead('/etc/shadow'),
+      }));`;
+    const { result } = await probe(script);
+    delete process.env.PROBE_SECRET;
+    expect(Object.keys(result.env).sort()).to.deep.equal(['HOME', 'PATH', 'PWD', 'SIDECAR_SOCKET', 'TMPDIR']);
+    expect(JSON.stringify(result)).not.to.contain('sk-should-not-leak');
+    expect(result.pids.length).to.be.lessThan(5);
+    expect(result.parentEnviron).to.equal('ENOENT');
+    expect(result.project).to.equal('ENOENT');
+    expect(result.shadow).to.equal('ENOENT');
+    expect(result.root).to.not.include('work').and.not.include('etc').and.not.include('tmp');
+  });
+
+  it('can write only inside its workspace', async () => {
+    const script = `
+      const fs = require('node:fs');
+      const tryWrite = (p) => { try { fs.writeFileSync(p, 'x'); return 'written'; } catch (e) { return e.code; } };
+      console.log(JSON.stringify({ workspace: tryWrite('/workspace/out.txt'), usr: tryWrite('/usr/evil'), runtime: tryWrite('/runtime/evil'), root: tryWrite('/evil') }));`;
+    const { result } = await probe(script);
+    expect(result.workspace).to.equal('written');
+    expect(result.usr).to.be.oneOf(['EROFS', 'EACCES', 'EPERM']);
+    expect(result.runtime).to.be.oneOf(['EROFS', 'EACCES', 'EPERM']);
+    expect(result.root).to.be.oneOf(['EROFS', 'EACCES', 'EPERM']);
+  });
+
+  it('kills a process that exceeds its memory ceiling', async () => {
+    const { exit, result } = await probe('const a = []; for (;;) a.push(Buffer.alloc(8 * 1024 * 1024, 1));', 64);
+    expect(result).to.equal(null);
+    expect(exit.code).to.not.equal(0);
+    expect(exit.oomKilled).to.equal(true);
+  });
+
+  describe('a run over its memory ceiling', () => {
+    let api: TestApi;
+    let model: FakeModel;
+    let worker: Awaited<ReturnType<typeof startTestWorker>>;
+
+    before(async () => {
+      model = await new FakeModel().start();
+      api = await startTestApi(workerEnv());
+      worker = await startTestWorker({ PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 64 }) });
+    });
+    after(async () => {
+      await worker?.stop();
+      await api?.close();
+      await model?.stop();
+    });
+
+    it('ends `failed` with the reason', async () => {
+      const org = await newOrg(api);
+      await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
+      await importAgent(org.client, { name: '@mem/hog' });
+      // The model answers with a tool call whose arguments are far larger than 64 MiB once parsed.
+      model.setFallback(() => toolCall('log', { level: 'info', message: 'x'.repeat(90 * 1024 * 1024) }));
+      const run = await org.client.post('/api/agents/@mem/hog/run', { input: {} });
+      const done = await org.client.get(`/api/runs/${run.body.id}?wait=50`);
+      expect(done.body.status).to.equal('failed');
+      expect(done.body.error).to.contain('exceeded its memory ceiling of 64 MiB');
+    });
+  });
+});
