@@ -2,6 +2,7 @@
 // Temporal dev server are started unless DATABASE_URL / TEMPORAL_ADDRESS point elsewhere;
 // then migrations, one worker and the API. Ctrl-C stops every child cleanly.
 import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ConfigError, loadConfig } from './shared/config.ts';
@@ -77,6 +78,13 @@ function spawnChild(name: string, entry: string, env: NodeJS.ProcessEnv): ChildP
 
 fs.mkdirSync(config.dataDir, { recursive: true });
 
+/** Without SECRETS_KEY the embedded setup keeps its own key next to its data. */
+function localSecretsKey(): string {
+  const file = path.join(config.dataDir, 'secrets.key');
+  if (!fs.existsSync(file)) fs.writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600 });
+  return fs.readFileSync(file, 'utf8').trim();
+}
+
 let databaseUrl = config.databaseUrl;
 if (databaseUrl) {
   say('Postgres: using DATABASE_URL');
@@ -116,7 +124,7 @@ if (!applied.length) note('up to date');
 const bootstrapToken = await armBootstrap(knex, config.bootstrapToken);
 await knex.destroy();
 
-const env = { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress };
+const env = { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, SECRETS_KEY: process.env.SECRETS_KEY || localSecretsKey() };
 say('Worker: starting...');
 spawnChild('worker', 'workers/main.ts', env);
 

@@ -27,7 +27,7 @@ function pointerToField(pointer: string): string {
 }
 
 function join(base: string, prop: string): string {
-  return base ? `${base}.${prop}` : prop;
+  return [base, prop].filter(Boolean).join('.');
 }
 
 export function toFieldErrors(errors: ErrorObject[], prefix = ''): ProblemFieldError[] {

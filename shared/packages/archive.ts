@@ -30,6 +30,7 @@ export function unsafeEntryReason(name: string): string | undefined {
   if (name.startsWith('/') || /^[a-zA-Z]:/.test(name)) return 'is an absolute path';
   if (name.split('/').includes('..')) return 'contains ".."';
   if (name.includes('\0')) return 'contains a NUL character';
+  if (name.split('/').includes('__proto__')) return 'uses the reserved name __proto__';
   if (name.length > ARCHIVE_LIMITS.maxPathLength) return `is longer than ${ARCHIVE_LIMITS.maxPathLength} characters`;
   return undefined;
 }

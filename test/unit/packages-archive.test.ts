@@ -94,5 +94,6 @@ describe('package archives', () => {
   it('accepts plain relative names', () => {
     expect(unsafeEntryReason('docs/readme.md')).to.equal(undefined);
     expect(unsafeEntryReason('a/../b')).to.contain('..');
+    expect(unsafeEntryReason('x/__proto__')).to.contain('__proto__');
   });
 });
