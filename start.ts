@@ -8,7 +8,6 @@ import path from 'node:path';
 import { ConfigError, loadConfig } from './shared/config.ts';
 import { createKnex, migrateLatest } from './shared/db/knex.ts';
 import { armBootstrap } from './shared/identity/bootstrap.ts';
-import { startEmbeddedPostgres } from './shared/stack/embedded-postgres.ts';
 import { waitForHealthy } from './shared/stack/health.ts';
 import { PROJECT_ROOT } from './temporal/cli.ts';
 import { startTemporalDevServer } from './temporal/dev-server.ts';
@@ -61,11 +60,18 @@ async function shutdown(code: number): Promise<never> {
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
 
-function spawnChild(name: string, entry: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, entry)], {
+/** Node on one of our entry points, in a process group of its own: Ctrl-C reaches only this launcher, which stops children in order. */
+function spawnNode(entry: string, env: NodeJS.ProcessEnv, args: string[] = [], stdout: 'inherit' | 'pipe' = 'inherit'): ChildProcess {
+  return spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, entry), ...args], {
     env,
-    stdio: 'inherit',
+    stdio: ['ignore', stdout, 'inherit'],
+    detached: true,
   });
+}
+
+/** API and worker: if one dies, everything stops. */
+function spawnChild(name: string, entry: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawnNode(entry, env);
   child.once('exit', (code, signal) => {
     if (!stopping) {
       console.error(`[start] ${name} exited (${signal ?? code}); stopping everything`);
@@ -74,6 +80,28 @@ function spawnChild(name: string, entry: string, env: NodeJS.ProcessEnv): ChildP
   });
   children.push(child);
   return child;
+}
+
+async function startPostgresProcess(dataDir: string, preferredPort: number): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = spawnNode('shared/stack/postgres-process.ts', process.env, [dataDir, String(preferredPort)], 'pipe');
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffer = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      buffer += d.toString();
+      const m = /READY (\S+)/.exec(buffer);
+      if (m) resolve(m[1]);
+    });
+    child.once('exit', (code) => reject(new Error(`embedded Postgres exited (${code})`)));
+  });
+  return {
+    url,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+      }),
+  };
 }
 
 fs.mkdirSync(config.dataDir, { recursive: true });
@@ -90,10 +118,11 @@ if (databaseUrl) {
   say('Postgres: using DATABASE_URL');
 } else {
   say(`Postgres: starting embedded server (data in ${path.join(config.dataDir, 'pg')})...`);
-  const pg = await startEmbeddedPostgres({ dataDir: path.join(config.dataDir, 'pg'), preferredPort: config.pgPort, persistent: true });
-  stops.push(() => pg.stop());
+  const pg = await startPostgresProcess(path.join(config.dataDir, 'pg'), config.pgPort);
+  stops.push(pg.stop);
   databaseUrl = pg.url;
-  note(pg.port === config.pgPort ? `port ${pg.port}` : `port ${config.pgPort} is busy: using ${pg.port}`);
+  const port = Number(new URL(pg.url).port);
+  note(port === config.pgPort ? `port ${port}` : `port ${config.pgPort} is busy: using ${port}`);
 }
 
 let temporalAddress = config.temporalAddress;

@@ -39,7 +39,8 @@ export async function startTemporalDevServer(opts: {
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
 
   const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
-  const child = spawn(bin, args, { stdio: ['ignore', out, out], env: process.env });
+  // Own process group: a Ctrl-C meant for the launcher does not stop Temporal under live workers.
+  const child = spawn(bin, args, { stdio: ['ignore', out, out], env: process.env, detached: true });
   let exited = false;
   const exit = new Promise<void>((resolve) =>
     child.once('exit', () => {
