@@ -30,11 +30,29 @@ try {
 
 const stops: Array<() => Promise<void>> = [];
 const children: ChildProcess[] = [];
+/** Every process group we started (API, worker, Temporal, Postgres), for a forced stop. */
+const groups: number[] = [];
 let stopping = false;
+let stoppingSince = 0;
+
+function forceStop(): never {
+  for (const pid of groups) {
+    try {
+      process.kill(-pid, 'SIGKILL');
+    } catch {}
+  }
+  console.error('[stop] forced: every child killed');
+  process.exit(1);
+}
 
 async function shutdown(code: number): Promise<never> {
-  if (stopping) process.exit(code);
+  if (stopping) {
+    // npm forwards the terminal's Ctrl-C a second time right away: only a later one forces.
+    if (Date.now() - stoppingSince > 2000) forceStop();
+    return new Promise(() => {});
+  }
   stopping = true;
+  stoppingSince = Date.now();
   console.log('\n[stop] stopping API and worker...');
   await Promise.all(
     children.map(
@@ -62,11 +80,13 @@ process.on('SIGTERM', () => void shutdown(0));
 
 /** Node on one of our entry points, in a process group of its own: Ctrl-C reaches only this launcher, which stops children in order. */
 function spawnNode(entry: string, env: NodeJS.ProcessEnv, args: string[] = [], stdout: 'inherit' | 'pipe' = 'inherit'): ChildProcess {
-  return spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, entry), ...args], {
+  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, entry), ...args], {
     env,
     stdio: ['ignore', stdout, 'inherit'],
     detached: true,
   });
+  if (child.pid) groups.push(child.pid);
+  return child;
 }
 
 /** API and worker: if one dies, everything stops. */
@@ -141,6 +161,7 @@ if (temporalAddress) {
     logFile: path.join(config.dataDir, 'temporal.log'),
   });
   stops.push(() => t.stop());
+  if (t.process.pid) groups.push(t.process.pid);
   temporalAddress = t.address;
   temporalUi = t.uiUrl;
   note(`frontend ${t.address}, search attributes registered`);
