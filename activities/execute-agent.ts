@@ -7,7 +7,7 @@ import { resolveModel } from '../shared/models/resolve.ts';
 import type { RunRow } from '../shared/runs/model.ts';
 import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
-import { type SandboxExit, type SandboxMode, spawnSandbox } from './sandbox/spawn.ts';
+import { RUNTIME_ENTRY, type SandboxExit, type SandboxMode, spawnSandbox } from './sandbox/spawn.ts';
 import { Sidecar } from './sidecar/server.ts';
 
 export interface ExecuteResult {
@@ -57,7 +57,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       const limits = config.platformRunLimits;
       const sandbox = spawnSandbox({
         name: run.id,
-        nodeArgs: ['/runtime/main.ts'],
+        nodeArgs: [RUNTIME_ENTRY],
         socketDir: sidecar.socketDir,
         memoryMb: limits.agent_memory_ceiling_mb,
         cpus: limits.agent_cpu_ceiling,

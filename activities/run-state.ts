@@ -1,7 +1,6 @@
 // Run state transitions. Each is idempotent: Temporal may retry it after a crash.
-import type { ValidateFunction } from 'ajv';
 import { ApplicationFailure } from '@temporalio/activity';
-import { assertValid, bodyAjv } from '../shared/validation.ts';
+import { assertValid, userSchemaValidator } from '../shared/validation.ts';
 import { ProblemError } from '../shared/errors.ts';
 import { notifyRunEvent } from '../shared/runs/events.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
@@ -13,22 +12,11 @@ export type RunOutcome =
   | { status: 'success'; output: unknown }
   | { status: 'failed' | 'timeout' | 'cancelled'; error: string };
 
-const validators = new Map<string, ValidateFunction>();
-function outputValidator(schema: object): ValidateFunction {
-  const key = JSON.stringify(schema);
-  let v = validators.get(key);
-  if (!v) {
-    v = bodyAjv.compile(schema);
-    validators.set(key, v);
-  }
-  return v;
-}
-
 /** Checks the output against the agent's output schema; a mismatch fails the run with the errors. */
 export function judgeOutput(outputSchema: object | null, output: unknown): RunOutcome {
   if (!outputSchema) return { status: 'success', output };
   try {
-    assertValid(outputValidator(outputSchema), output);
+    assertValid(userSchemaValidator(outputSchema), output);
     return { status: 'success', output };
   } catch (err) {
     if (!(err instanceof ProblemError)) throw err;

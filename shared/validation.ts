@@ -83,3 +83,28 @@ export function assertValid(validate: ValidateFunction, value: unknown, opts: { 
   const errors = toFieldErrors(validate.errors ?? [], opts.prefix);
   throw problem('validation_failed', { detail: errors[0]?.message ?? 'invalid', errors, param: opts.param });
 }
+
+// Agent input/output schemas come from users: compiled once per distinct schema in their own
+// ajv instance, with a bounded cache (ajv keeps every compiled schema until removed).
+const userAjv = makeAjv(false);
+const userValidators = new Map<string, { schema: object; validate: ValidateFunction }>();
+const USER_SCHEMA_CACHE = 500;
+
+export function userSchemaValidator(schema: object): ValidateFunction {
+  const key = JSON.stringify(schema);
+  const hit = userValidators.get(key);
+  if (hit) {
+    userValidators.delete(key); // most recently used goes last
+    userValidators.set(key, hit);
+    return hit.validate;
+  }
+  const copy = JSON.parse(key) as object;
+  const entry = { schema: copy, validate: userAjv.compile(copy) };
+  userValidators.set(key, entry);
+  if (userValidators.size > USER_SCHEMA_CACHE) {
+    const [oldestKey, oldest] = userValidators.entries().next().value!;
+    userValidators.delete(oldestKey);
+    userAjv.removeSchema(oldest.schema);
+  }
+  return entry.validate;
+}

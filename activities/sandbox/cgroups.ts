@@ -32,7 +32,7 @@ export interface RunCgroup {
   /** Files the sandboxed process writes its own pid into before exec. */
   procsFiles: string[];
   oomKilled(): boolean;
-  remove(): void;
+  remove(): Promise<void>;
 }
 
 function enableV2Controllers(dir: string): void {
@@ -83,13 +83,12 @@ export function createRunCgroup(name: string, limits: { memoryMb: number; cpus: 
       mode,
       procsFiles: [path.join(mem, 'cgroup.procs'), path.join(cpu, 'cgroup.procs')],
       oomKilled: () => /oom_kill [1-9]/.test(readOr(path.join(mem, 'memory.oom_control'))),
-      remove: () => {
-        rmdirQuietly(mem);
-        rmdirQuietly(cpu);
+      remove: async () => {
+        await Promise.all([rmdirQuietly(mem), rmdirQuietly(cpu)]);
       },
     };
   }
-  return { mode, procsFiles: [], oomKilled: () => false, remove: () => {} };
+  return { mode, procsFiles: [], oomKilled: () => false, remove: async () => {} };
 }
 
 function readOr(file: string): string {
@@ -100,15 +99,15 @@ function readOr(file: string): string {
   }
 }
 
-function rmdirQuietly(dir: string): void {
-  // A cgroup can be removed only once its processes are gone; they are by the time we clean up.
-  for (let i = 0; i < 20; i++) {
+/** A cgroup can be removed once the kernel has released its last task, which can lag the exit a little. */
+async function rmdirQuietly(dir: string): Promise<void> {
+  for (let i = 0; i < 50; i++) {
     try {
-      fs.rmdirSync(dir);
+      await fs.promises.rmdir(dir);
       return;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+      await new Promise((r) => setTimeout(r, 20 * (i + 1)));
     }
   }
 }

@@ -5,14 +5,33 @@
 // always. Without bwrap, `process` mode runs the same command unisolated, with a loud warning.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import { stripTypeScriptTypes } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../temporal/cli.ts';
-import { type CgroupMode, createRunCgroup } from './cgroups.ts';
+import { type CgroupMode, createRunCgroup, type RunCgroup } from './cgroups.ts';
 
 export type SandboxMode = 'bwrap+cgroup-v2' | 'bwrap+cgroup-v1' | 'bwrap' | 'process';
 
 export const SANDBOX_UID = 65534; // nobody
-const RUNTIME_DIR = path.join(PROJECT_ROOT, 'activities', 'agent-runtime');
+const RUNTIME_SOURCE = path.join(PROJECT_ROOT, 'activities', 'agent-runtime', 'main.ts');
+
+let runtimeDir: string | undefined;
+/**
+ * The runtime with its types stripped once per worker: a sandboxed node then starts plain
+ * JavaScript, without loading the TypeScript stripper on every run (about 50 ms each).
+ */
+function compiledRuntimeDir(): string {
+  if (runtimeDir) return runtimeDir;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-runtime-'));
+  fs.writeFileSync(path.join(dir, 'main.mjs'), stripTypeScriptTypes(fs.readFileSync(RUNTIME_SOURCE, 'utf8')));
+  fs.chmodSync(dir, 0o755);
+  runtimeDir = dir;
+  return dir;
+}
+
+/** Where the runtime's entry point is inside the sandbox. */
+export const RUNTIME_ENTRY = '/runtime/main.mjs';
 export const SOCKET_IN_SANDBOX = '/sidecar/sidecar.sock';
 
 let bwrapPath: string | null | undefined;
@@ -85,7 +104,7 @@ function bwrapArgs(opts: SandboxOptions, env: Record<string, string>): string[] 
     nodeDir,
     '/opt/node',
     '--ro-bind',
-    RUNTIME_DIR,
+    compiledRuntimeDir(),
     '/runtime',
     '--tmpfs',
     '/workspace',
@@ -112,7 +131,7 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
   const asRoot = process.getuid?.() === 0;
   let child: ChildProcess;
   let mode: SandboxMode;
-  let cgroup = { mode: 'none' as CgroupMode, procsFiles: [] as string[], oomKilled: () => false, remove: () => {} };
+  let cgroup: RunCgroup = { mode: 'none' as CgroupMode, procsFiles: [], oomKilled: () => false, remove: async () => {} };
   if (bwrap) {
     cgroup = createRunCgroup(opts.name, { memoryMb: opts.memoryMb, cpus: opts.cpus }, SANDBOX_UID);
     mode = cgroup.mode === 'none' ? 'bwrap' : (`bwrap+${cgroup.mode}` as SandboxMode);
@@ -126,11 +145,11 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
     });
   } else {
     mode = 'process';
-    const runtimeArgs = opts.nodeArgs.map((a) => a.replace(/^\/runtime\//, `${RUNTIME_DIR}/`));
+    const runtimeArgs = opts.nodeArgs.map((a) => a.replace(/^\/runtime\//, `${compiledRuntimeDir()}/`));
     const socket = opts.socketDir ? path.join(opts.socketDir, 'sidecar.sock') : '';
     child = spawn(process.execPath, [...heap, ...runtimeArgs], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...env, SIDECAR_SOCKET: socket, HOME: os_tmp(), TMPDIR: os_tmp() },
+      env: { ...env, SIDECAR_SOCKET: socket, HOME: os.tmpdir(), TMPDIR: os.tmpdir() },
       ...(asRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {}),
     });
   }
@@ -142,7 +161,7 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
   const exited = new Promise<SandboxExit>((resolve) => {
     child.once('close', (code, signal) => {
       const oomKilled = cgroup.oomKilled() || /heap out of memory|Reached heap limit/.test(stderr);
-      cgroup.remove();
+      void cgroup.remove();
       resolve({ code, signal, oomKilled, stderrTail: stderr.trim().split('\n').slice(-5).join('\n') });
     });
   });
@@ -154,8 +173,4 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
     },
   };
-}
-
-function os_tmp(): string {
-  return process.env.TMPDIR || '/tmp';
 }

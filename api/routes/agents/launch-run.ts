@@ -2,7 +2,7 @@ import { problem } from '../../../shared/errors.ts';
 import { resolveAgent } from '../../../shared/packages/resolve-agent.ts';
 import { admitRun, startRunWorkflow } from '../../../shared/runs/launch.ts';
 import { runDto, runSchema } from '../../../shared/runs/model.ts';
-import { assertValid, bodyAjv } from '../../../shared/validation.ts';
+import { assertValid, userSchemaValidator } from '../../../shared/validation.ts';
 import { defineRoute } from '../../route.ts';
 
 
@@ -44,7 +44,7 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string }
     const agent = await resolveAgent(knex, org!.id, space!.id, params.scope, params.name, body.version);
     if (!agent) throw problem('not_found', body.version ? `No version ${body.version} of this agent` : 'No such agent (or it has no published version)');
     const input = structuredClone(body.input ?? {});
-    if (agent.inputSchema) assertValid(bodyAjv.compile(agent.inputSchema), input);
+    if (agent.inputSchema) assertValid(userSchemaValidator(agent.inputSchema), input);
     const run = await admitRun(knex, config.platformRunLimits, {
       orgId: org!.id,
       spaceId: space!.id,
