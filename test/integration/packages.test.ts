@@ -16,18 +16,10 @@ import {
   zip,
 } from '../fixtures/packages/build.ts';
 import { type Client, newKey, newMember, newOrg, type Res, startTestApi, type TestApi } from '../support/api.ts';
+import { uploadPackage as upload } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
 
 type Org = Awaited<ReturnType<typeof newOrg>>;
-
-/** POSTs `archive` as the multipart field `file` (or `field`). */
-async function upload(client: Client, archive: Buffer, field = 'file'): Promise<Res> {
-  const form = new FormData();
-  form.append(field, new Blob([new Uint8Array(archive)], { type: 'application/zip' }), 'package.zip');
-  const req = new Request('http://localhost/', { method: 'POST', body: form });
-  const raw = Buffer.from(await req.arrayBuffer());
-  return client.request('POST', '/api/packages/import', { raw, headers: { 'content-type': req.headers.get('content-type')! } });
-}
 
 describe('packages', () => {
   let api: TestApi;

@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface RecordedRequest {
+  path: string;
   headers: http.IncomingHttpHeaders;
   body: any;
 }
@@ -48,7 +49,9 @@ export class FakeModel {
   }
 
   private next(req: RecordedRequest): Step {
-    const firstUser = (req.body.messages ?? []).find((m: any) => m.role === 'user')?.content ?? '';
+    const first = (req.body.messages ?? []).find((m: any) => m.role === 'user')?.content ?? '';
+    // OpenAI sends a string; Anthropic a list of content blocks.
+    const firstUser = typeof first === 'string' ? first : JSON.stringify(first);
     for (const [marker, steps] of this.scripts) {
       if (firstUser.includes(marker)) return steps.length > 1 ? steps.shift()! : steps[0];
     }
@@ -59,7 +62,7 @@ export class FakeModel {
     this.server = http.createServer(async (req, res) => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
-      const recorded = { headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') };
+      const recorded = { path: req.url ?? '/', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') };
       this.requests.push(recorded);
       try {
         const answer = await this.next(recorded)(recorded);

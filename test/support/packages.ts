@@ -1,26 +1,14 @@
-// Builds package zips in memory and imports them through the real multipart route.
-import yazl from 'yazl';
-import type { Client } from './api.ts';
+// Imports packages through the real multipart route (archives built by test/fixtures).
+import { zip } from '../fixtures/packages/build.ts';
+import type { Client, Res } from './api.ts';
 
-export function zip(files: Record<string, string | Buffer>): Promise<Buffer> {
-  const z = new yazl.ZipFile();
-  for (const [name, content] of Object.entries(files)) z.addBuffer(Buffer.isBuffer(content) ? content : Buffer.from(content), name);
-  z.end();
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    z.outputStream.on('data', (c: Buffer) => chunks.push(c));
-    z.outputStream.on('end', () => resolve(Buffer.concat(chunks)));
-    z.outputStream.on('error', reject);
-  });
-}
-
-export async function uploadPackage(client: Client, archive: Buffer) {
+/** POSTs `archive` as the multipart field `file` (or `field`) to the import route. */
+export async function uploadPackage(client: Client, archive: Buffer, field = 'file'): Promise<Res> {
   const form = new FormData();
-  form.append('file', new Blob([new Uint8Array(archive)], { type: 'application/zip' }), 'package.zip');
-  const headers: Record<string, string> = { ...client.defaults };
-  if (client.cookie) headers.cookie = client.cookie;
-  const res = await fetch(`${client.base}/api/packages/import`, { method: 'POST', headers, body: form });
-  return { status: res.status, body: await res.json() };
+  form.append(field, new Blob([new Uint8Array(archive)], { type: 'application/zip' }), 'package.zip');
+  const req = new Request('http://localhost/', { method: 'POST', body: form });
+  const raw = Buffer.from(await req.arrayBuffer());
+  return client.request('POST', '/api/packages/import', { raw, headers: { 'content-type': req.headers.get('content-type')! } });
 }
 
 export interface AgentSpec {
