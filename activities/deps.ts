@@ -1,4 +1,5 @@
 // What activities are given by the worker that registers them.
+import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Config } from '../shared/config.ts';
 import type { Logger } from '../shared/log.ts';
@@ -7,4 +8,6 @@ export interface ActivityDeps {
   config: Config;
   knex: Knex;
   log: Logger;
+  /** Starts workflows (webhook deliveries) from activities. */
+  workflows: Client;
 }

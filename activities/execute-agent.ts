@@ -51,7 +51,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       ).map((r) => r.content as string);
       // The instance default model is the operator's own: its host may be internal.
       const allow = [...config.egressAllowInternalHosts, ...(model.source === 'instance' ? [new URL(model.baseUrl).hostname] : [])];
-      const dispatcher = egressDispatcher(allow);
+      const dispatcher = egressDispatcher(allow, 10_000, config.extraCaCertsPath);
       const sidecar = new Sidecar({ run, agent, model, pins, actorKey: actorKey(run) }, { knex, log, dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes });
       await sidecar.listen();
       const limits = config.platformRunLimits;

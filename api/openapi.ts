@@ -65,13 +65,19 @@ export function buildOpenApi(routes: RouteDef[], publicUrl: string): Record<stri
       summary: route.summary,
       description: route.description,
       tags: [route.tag],
-      security: route.auth === 'none' ? [] : route.auth === 'session' ? [{ session: [] }] : [{ apiKey: [] }, { session: [] }],
+      security:
+        route.auth === 'none'
+          ? []
+          : route.auth === 'session'
+            ? [{ session: [] }]
+            : [{ apiKey: [] }, ...(route.queryCredentials ? [{ apiKeyQuery: [] }] : []), { session: [] }],
       parameters: parametersOf(route),
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
       ...(route.streamBody ? { requestBody: { required: true, content: { [route.streamBody.contentType]: { schema: route.streamBody.schema } } } } : {}),
       responses: responsesOf(route),
       ...(route.scope ? { 'x-required-scope': route.scope } : {}),
       ...(route.rateLimit ? { 'x-rate-limit': route.rateLimit } : {}),
+      ...(route.sseFrames ? { 'x-sse-frames': route.sseFrames } : {}),
     };
   }
   return {
@@ -88,6 +94,7 @@ export function buildOpenApi(routes: RouteDef[], publicUrl: string): Record<stri
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'API key: svc_ + 30 base62 + 6-character checksum' },
         session: { type: 'apiKey', in: 'cookie', name: 'svc.session_token' },
+        apiKeyQuery: { type: 'apiKey', in: 'query', name: 'token', description: 'API key in the query, on Server-Sent Events routes only' },
       },
     },
     'x-error-codes': Object.fromEntries(Object.entries(ERROR_CATALOG).map(([code, e]) => [code, { status: e.status, title: e.title }])),

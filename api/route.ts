@@ -65,6 +65,14 @@ export interface RouteDef<B = any, Q = any, P = any> {
   streamBody?: { contentType: string; schema: JsonSchema };
   responses: Record<number, ResponseDef>;
   rateLimit?: RateLimitRule;
+  /**
+   * Server-Sent Events routes (SPEC 4.5, 5.3): the API key may also come as query `token`, and a
+   * session's organization and space as query `orgId` / `spaceId` (EventSource cannot send
+   * headers). No other route reads these parameters.
+   */
+  queryCredentials?: boolean;
+  /** Event stream frames, by event name, published as `x-sse-frames` (each data a JSON Schema). */
+  sseFrames?: Record<string, { description: string; schema: JsonSchema }>;
   handler(ctx: AppContext, input: RouteInput<B, Q, P>): Promise<void> | void;
 }
 

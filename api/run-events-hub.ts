@@ -1,11 +1,48 @@
 // One LISTEN connection per API process (DESIGN.md section 4): run status changes and log
-// inserts written by any worker reach the long-poll waiters here, with no polling loop.
+// inserts written by any worker reach the long-poll waiters and the Server-Sent Events
+// subscribers here, with no polling loop.
+import type { Knex } from 'knex';
 import pg from 'pg';
 import type { Logger } from '../shared/log.ts';
 import { RUN_EVENTS_CHANNEL, type RunEvent } from '../shared/runs/events.ts';
-import { TERMINAL_STATUSES } from '../shared/runs/model.ts';
+import { logDto } from '../shared/runs/logs.ts';
+import { RUN_SELECT, type RunRow, runDto, TERMINAL_STATUSES } from '../shared/runs/model.ts';
+import { canReadRun, type RunAudience } from './routes/runs/_visible.ts';
+import type { RealtimeChannel, SseStream } from './sse.ts';
 
 type Listener = (event: RunEvent) => void;
+
+/** One realtime stream as the fan-out sees it (SPEC 6.4). */
+export interface RealtimeSubscriber {
+  spaceId: string;
+  /** Single-run stream. */
+  runId?: string;
+  /** Agent stream: packages.id. */
+  packageId?: string;
+  /** Whose runs it may read (the same rule as the read routes). */
+  audience: RunAudience;
+  channels: ReadonlySet<RealtimeChannel>;
+  /** `verbose=true`: log entries with their `data`. */
+  verbose: boolean;
+  /** Holds `runs:delete`: receives debug-level log entries. */
+  debug: boolean;
+  stream: SseStream;
+}
+
+const CHANNEL_OF: Record<RunEvent['kind'], RealtimeChannel> = { status: 'run_update', log: 'run_log', usage: 'run_metric' };
+
+type VisibilityColumns = Pick<RunRow, 'id' | 'org_id' | 'space_id' | 'package_id' | 'actor_type' | 'actor_id' | 'user_id' | 'end_user_id'>;
+const VISIBILITY_COLUMNS = ['r.id', 'r.org_id', 'r.space_id', 'r.package_id', 'r.actor_type', 'r.actor_id', 'r.user_id', 'r.end_user_id'];
+
+/** What one event becomes, computed once whatever the number of subscribers. */
+interface Outgoing {
+  channel: RealtimeChannel;
+  run: VisibilityColumns;
+  data: string;
+  /** run_log: the entry with its `data` (verbose subscribers). */
+  verboseData?: string;
+  debugOnly?: boolean;
+}
 
 export class RunEventsHub {
   private client?: pg.Client;
@@ -14,10 +51,17 @@ export class RunEventsHub {
   private readonly log: Logger;
   private closed = false;
   private readonly waitsByCaller = new Map<string, number>();
+  /** Realtime subscribers by space id. */
+  private readonly streamsBySpace = new Map<string, Set<RealtimeSubscriber>>();
+  private readonly knex?: Knex;
+  /** Frames go out in the order the events arrived, while their rows load concurrently. */
+  private delivery: Promise<void> = Promise.resolve();
 
-  constructor(databaseUrl: string, log: Logger) {
+  /** `knex` reads the rows behind events for realtime subscribers. */
+  constructor(databaseUrl: string, log: Logger, knex?: Knex) {
     this.databaseUrl = databaseUrl;
     this.log = log;
+    this.knex = knex;
   }
 
   async start(): Promise<void> {
@@ -26,6 +70,7 @@ export class RunEventsHub {
       if (msg.channel !== RUN_EVENTS_CHANNEL || !msg.payload) return;
       const event = JSON.parse(msg.payload) as RunEvent;
       for (const l of this.byRun.get(event.runId) ?? []) l(event);
+      if (this.streamsBySpace.has(event.spaceId)) this.fanOut(event);
     });
     client.on('error', (err) => {
       this.log.error({ err }, 'run events connection lost; reconnecting');
@@ -87,8 +132,99 @@ export class RunEventsHub {
     else this.waitsByCaller.set(caller, n);
   }
 
+  /** Registers a realtime stream until the returned function is called (or the stream ends). */
+  addStream(sub: RealtimeSubscriber): () => void {
+    let set = this.streamsBySpace.get(sub.spaceId);
+    if (!set) {
+      set = new Set();
+      this.streamsBySpace.set(sub.spaceId, set);
+    }
+    set.add(sub);
+    return () => {
+      set.delete(sub);
+      if (set.size === 0 && this.streamsBySpace.get(sub.spaceId) === set) this.streamsBySpace.delete(sub.spaceId);
+    };
+  }
+
+  /** Open realtime streams on this process. */
+  streamCount(): number {
+    let n = 0;
+    for (const set of this.streamsBySpace.values()) n += set.size;
+    return n;
+  }
+
+  /** Ends every realtime stream (server shutdown). */
+  endStreams(): void {
+    for (const set of [...this.streamsBySpace.values()]) for (const sub of [...set]) sub.stream.end();
+  }
+
+  private fanOut(event: RunEvent): void {
+    const channel = CHANNEL_OF[event.kind];
+    if (!channel || !this.knex) return;
+    const subs = this.streamsBySpace.get(event.spaceId)!;
+    let wanted = false;
+    for (const s of subs) {
+      if (s.channels.has(channel) && (!s.runId || s.runId === event.runId)) {
+        wanted = true;
+        break;
+      }
+    }
+    if (!wanted) return;
+    // Load now (concurrently with earlier events), deliver in arrival order.
+    const loaded = this.load(event, channel).catch((err) => {
+      this.log.error({ err, event }, 'realtime: loading the event failed');
+      return undefined;
+    });
+    this.delivery = this.delivery
+      .then(async () => {
+        const out = await loaded;
+        if (out) this.deliver(event.spaceId, out);
+      })
+      .catch((err) => this.log.error({ err, event }, 'realtime: delivering the event failed'));
+  }
+
+  /** One query per event, whatever the number of subscribers. */
+  private async load(event: RunEvent, channel: RealtimeChannel): Promise<Outgoing | undefined> {
+    const knex = this.knex!;
+    if (event.kind === 'status') {
+      const row = await knex('runs as r').join('packages as p', 'p.id', 'r.package_id').where('r.id', event.runId).select(RUN_SELECT).first();
+      return row && { channel, run: row, data: JSON.stringify(runDto(row)) };
+    }
+    if (event.kind === 'log') {
+      const row = await knex('run_logs as l')
+        .join('runs as r', 'r.id', 'l.run_id')
+        .where({ 'l.run_id': event.runId, 'l.seq': event.seq })
+        .select(...VISIBILITY_COLUMNS, 'l.seq', 'l.level', 'l.type', 'l.message', 'l.data', 'l.created_at')
+        .first();
+      if (!row) return undefined;
+      return {
+        channel,
+        run: row,
+        data: JSON.stringify({ ...logDto(row, false), runId: row.id }),
+        verboseData: JSON.stringify({ ...logDto(row, true), runId: row.id }),
+        debugOnly: row.level === 'debug',
+      };
+    }
+    const row = await knex('runs as r').where('r.id', event.runId).select(...VISIBILITY_COLUMNS, 'r.usage').first();
+    return row && { channel, run: row, data: JSON.stringify({ runId: row.id, usage: row.usage }) };
+  }
+
+  private deliver(spaceId: string, out: Outgoing): void {
+    const subs = this.streamsBySpace.get(spaceId);
+    if (!subs) return;
+    for (const s of subs) {
+      if (!s.channels.has(out.channel)) continue;
+      if (s.runId && s.runId !== out.run.id) continue;
+      if (s.packageId && s.packageId !== out.run.package_id) continue;
+      if (out.debugOnly && !s.debug) continue;
+      if (!canReadRun(s.audience, out.run)) continue;
+      s.stream.send(out.channel, s.verbose && out.verboseData ? out.verboseData : out.data);
+    }
+  }
+
   async close(): Promise<void> {
     this.closed = true;
+    this.endStreams();
     await this.client?.end().catch(() => undefined);
   }
 }

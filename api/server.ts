@@ -26,7 +26,7 @@ export async function startApiServer(
   const temporal = Connection.lazy(temporalConnectionOptions(config, deps.temporalAddress));
   const workflows = new Client({ connection: temporal, namespace: config.temporalNamespace });
   const rateLimiters = new RateLimiters(config.redisUrl);
-  const runEvents = new RunEventsHub(deps.databaseUrl, log);
+  const runEvents = new RunEventsHub(deps.databaseUrl, log, knex);
   await runEvents.start();
   const app = createApp({ config, knex, log, temporal, workflows, rateLimiters, runEvents }, deps.extraRoutes);
   const server = http.createServer(app.callback());
@@ -40,6 +40,7 @@ export async function startApiServer(
     url: `http://localhost:${port}`,
     port,
     async close() {
+      runEvents.endStreams(); // open Server-Sent Events streams would hold server.close() forever
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();

@@ -238,6 +238,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     bootstrapToken: env.BOOTSTRAP_TOKEN || undefined,
     /** base64 of 32 bytes: encrypts secrets at rest (model keys, later credentials). npm start generates one under DATA_DIR. */
     secretsKey: secretsKey(env),
+    /** Extra trusted CAs (PEM file) for outbound TLS, on top of Node's default store. */
+    extraCaCertsPath: env.NODE_EXTRA_CA_CERTS || undefined,
     /** Hosts that may resolve to private addresses for outbound calls (models, webhooks, integrations). */
     egressAllowInternalHosts: list(env, 'EGRESS_ALLOW_INTERNAL_HOSTS').map((h) => h.toLowerCase()),
     /** Instance default model, used when an organization has none (DESIGN.md section 5). */

@@ -3,6 +3,8 @@
 // addresses only when listed in EGRESS_ALLOW_INTERNAL_HOSTS.
 import { type LookupAddress, type LookupOptions, lookup as dnsLookup } from 'node:dns';
 import { lookup } from 'node:dns/promises';
+import fs from 'node:fs';
+import { getCACertificates } from 'node:tls';
 import ipaddr from 'ipaddr.js';
 import { Agent } from 'undici';
 
@@ -64,13 +66,22 @@ export async function checkDestination(
 }
 
 /**
+ * Node's default trust store plus the PEM file of NODE_EXTRA_CA_CERTS, read explicitly so that
+ * the setting holds for a dispatcher even when the process did not start with it.
+ */
+function trustedCas(file: string): string[] {
+  return [...getCACertificates('default'), fs.readFileSync(file, 'utf8')];
+}
+
+/**
  * An undici dispatcher that re-checks every address at connect time, so a name that resolves
  * to a public address during the check and to a private one later (DNS rebinding) is refused.
  */
-export function egressDispatcher(allowInternalHosts: readonly string[], connectTimeoutMs = 10_000): Agent {
+export function egressDispatcher(allowInternalHosts: readonly string[], connectTimeoutMs = 10_000, extraCaCertsPath?: string): Agent {
   return new Agent({
     connect: {
       timeout: connectTimeoutMs,
+      ...(extraCaCertsPath ? { ca: trustedCas(extraCaCertsPath) } : {}),
       lookup(hostname: string, options: LookupOptions, callback: LookupCallback) {
         dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
           if (err) return callback(err, '', 0);

@@ -19,6 +19,8 @@ export const ERROR_CATALOG = {
   space_required: { status: 400, title: 'Space required', description: 'A space-scoped route was called without `X-Space-Id`.' },
   invalid_archive: { status: 400, title: 'Invalid archive', description: 'The uploaded package is not a safe zip archive: not a zip, an unsafe entry (`..`, absolute path, backslash, symlink), too many entries, a decompression bomb, or a required file missing.' },
   org_required: { status: 400, title: 'Organization required', description: 'An organization-scoped route was called without `X-Org-Id`.' },
+  blocked_url: { status: 400, title: 'Blocked URL', description: 'Webhook URLs must be HTTPS and must not point at a private, loopback, link-local or reserved address (localhost and *.localhost included).' },
+  webhook_limit_reached: { status: 409, title: 'Webhook limit reached', description: 'A space, and an organization, hold at most 20 webhooks each.' },
   unauthorized: { status: 401, title: 'Unauthorized', description: 'No credential, an invalid or expired API key, or no valid session.' },
   forbidden: { status: 403, title: 'Forbidden', description: 'The credential is valid but lacks the permission, or a context header contradicts it.' },
   not_a_space_member: { status: 403, title: 'Not a space member', description: 'The caller holds no role in the requested space.' },

@@ -4,7 +4,7 @@ import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
 import { ConfigError, loadConfig } from '../shared/config.ts';
 import { createKnex } from '../shared/db/knex.ts';
 import { createLogger } from '../shared/log.ts';
-import { createAgentWorker } from './agent-worker.ts';
+import { createServiceWorkers } from './service-workers.ts';
 
 let config: ReturnType<typeof loadConfig>;
 try {
@@ -22,12 +22,12 @@ Runtime.install({
   logger: new DefaultLogger(sdkLevel, (entry) => log[entry.level === 'TRACE' ? 'trace' : (entry.level.toLowerCase() as 'info')]({ sdk: entry.meta }, entry.message)),
 });
 const knex = createKnex(config.databaseUrl!);
-const { worker, connection } = await createAgentWorker({ config, knex, log, temporalAddress: config.temporalAddress! });
-log.info({ taskQueue: worker.options.taskQueue }, 'worker polling');
+const service = await createServiceWorkers({ config, knex, log, temporalAddress: config.temporalAddress! });
+log.info({ taskQueues: service.workers.map((w) => w.options.taskQueue) }, 'workers polling');
 try {
-  await worker.run(); // resolves after SIGINT/SIGTERM once in-flight tasks finish or the grace time ends
+  await service.run(); // resolves after SIGINT/SIGTERM once in-flight tasks finish or the grace time ends
 } finally {
-  await connection.close();
+  await service.close();
   await knex.destroy();
   log.info('worker stopped');
 }

@@ -14,10 +14,11 @@ import {
   ActivityCancellationType,
 } from '@temporalio/workflow';
 import type { createExecuteAgentActivity } from '../activities/execute-agent.ts';
+import type { createPublishRunEventActivity } from '../activities/publish-run-event.ts';
 import type { createRunStateActivities, RunOutcome } from '../activities/run-state.ts';
 import { RunStatusKey } from '../temporal/search-attributes.ts';
 
-type StateActivities = ReturnType<typeof createRunStateActivities>;
+type StateActivities = ReturnType<typeof createRunStateActivities> & ReturnType<typeof createPublishRunEventActivity>;
 type ExecActivities = ReturnType<typeof createExecuteAgentActivity>;
 
 export interface RunAgentInput {
@@ -60,7 +61,10 @@ export async function runAgent(input: RunAgentInput): Promise<string> {
   let outcome: RunOutcome;
   let result: Promise<unknown> | undefined;
   try {
-    if (await state.markRunRunning(input.runId)) setStatus('running');
+    if (await state.markRunRunning(input.runId)) {
+      setStatus('running');
+      await state.publishRunEvent(input.runId, 'run.started');
+    }
     const execution = new CancellationScope();
     const running = execution.run(() => exec.executeAgent(input.runId));
     result = running;
@@ -80,7 +84,11 @@ export async function runAgent(input: RunAgentInput): Promise<string> {
     await result?.catch(() => undefined);
     outcome = isCancellation(err) ? { status: 'cancelled', error: 'The run was cancelled' } : { status: 'failed', error: describe(err) };
   }
-  const final = await CancellationScope.nonCancellable(() => state.finalizeRun(input.runId, outcome));
-  setStatus(final);
+  const final = await CancellationScope.nonCancellable(async () => {
+    const status = await state.finalizeRun(input.runId, outcome);
+    setStatus(status);
+    await state.publishRunEvent(input.runId, `run.${status}`);
+    return status;
+  });
   return final;
 }

@@ -14,16 +14,26 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 const KEY_TOUCH_EVERY_MS = 60_000;
 
 async function fromBearer(ctx: AppContext, bearer: string): Promise<AuthState> {
-  const { knex } = ctx.services;
   if (JWT_SHAPE.test(bearer)) {
     throw problem('unauthorized', 'OIDC access tokens are not accepted: the oidc module is not enabled on this instance');
   }
-  const key = await findLiveKey(knex, bearer);
+  return fromApiKey(ctx, bearer);
+}
+
+async function fromApiKey(ctx: AppContext, raw: string): Promise<AuthState> {
+  const { knex } = ctx.services;
+  const key = await findLiveKey(knex, raw);
   if (!key) throw problem('unauthorized', 'The API key is invalid, expired or revoked');
   if (!key.last_used_at || Date.now() - key.last_used_at.getTime() > KEY_TOUCH_EVERY_MS) {
     await knex('api_keys').where({ id: key.id }).update({ last_used_at: new Date() });
   }
   return { kind: 'api_key', userId: key.created_by, key };
+}
+
+/** Query `token` on Server-Sent Events routes: API keys only (SPEC 5.3, 5.5). */
+async function fromQueryToken(ctx: AppContext, token: string): Promise<AuthState> {
+  if (JWT_SHAPE.test(token)) throw problem('unauthorized', 'The token query parameter takes API keys only; send other credentials in the Authorization header');
+  return fromApiKey(ctx, token);
 }
 
 async function fromCookie(ctx: AppContext, token: string): Promise<AuthState> {
@@ -39,11 +49,15 @@ export async function authenticate(ctx: AppContext, route: RouteDef): Promise<vo
   if (route.auth === 'none') return;
   const header = ctx.get('Authorization');
   const cookie = ctx.cookies.get(SESSION_COOKIE);
+  const token = route.queryCredentials ? ctx.query.token : undefined;
   let auth: AuthState;
   if (header) {
     const m = /^Bearer\s+(\S+)$/i.exec(header);
     if (!m) throw problem('unauthorized', 'Authorization must be "Bearer <token>"');
     auth = await fromBearer(ctx, m[1]);
+  } else if (token !== undefined && token !== '') {
+    if (typeof token !== 'string') throw problem('unauthorized', 'Send one token query parameter');
+    auth = await fromQueryToken(ctx, token);
   } else if (cookie) {
     auth = await fromCookie(ctx, cookie);
   } else {

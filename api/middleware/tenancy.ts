@@ -38,7 +38,21 @@ function checkCredentialHeaders(ctx: AppContext): void {
   }
 }
 
-async function resolveOrg(ctx: AppContext): Promise<{ org: Organization; role: OrgRole }> {
+/**
+ * The organization or space a request names: the X-Org-Id / X-Space-Id header, or on
+ * Server-Sent Events routes the `orgId` / `spaceId` query parameter standing in for it
+ * (EventSource cannot send headers). `param` names what was read, for error documents.
+ */
+function contextValue(ctx: AppContext, route: RouteDef, which: 'org' | 'space'): { value: string; param: string } {
+  const header = which === 'org' ? 'X-Org-Id' : 'X-Space-Id';
+  if (!route.queryCredentials) return { value: ctx.get(header), param: header };
+  const name = which === 'org' ? 'orgId' : 'spaceId';
+  const q = ctx.query[name];
+  if (typeof q === 'string' && q) return { value: q, param: name };
+  return ctx.get(header) ? { value: ctx.get(header), param: header } : { value: '', param: name };
+}
+
+async function resolveOrg(ctx: AppContext, route: RouteDef): Promise<{ org: Organization; role: OrgRole }> {
   const auth = ctx.state.auth!;
   const { knex } = ctx.services;
   // An API key is bound to its organization: X-Org-Id is ignored (SPEC 5.2).
@@ -46,13 +60,14 @@ async function resolveOrg(ctx: AppContext): Promise<{ org: Organization; role: O
   if (auth.kind === 'api_key') {
     orgId = auth.key.org_id;
   } else {
-    orgId = ctx.get('X-Org-Id');
-    if (!orgId) throw problem('org_required', { detail: 'Send X-Org-Id to select the organization', param: 'X-Org-Id' });
+    const { value, param } = contextValue(ctx, route, 'org');
+    orgId = value;
+    if (!orgId) throw problem('org_required', { detail: `Send ${param} to select the organization`, param });
     if (!UUID.test(orgId)) {
       throw problem('validation_failed', {
-        detail: 'X-Org-Id must be a UUID',
-        param: 'X-Org-Id',
-        errors: [{ field: 'X-Org-Id', code: 'invalid_format', message: 'X-Org-Id must be a UUID' }],
+        detail: `${param} must be a UUID`,
+        param,
+        errors: [{ field: param, code: 'invalid_format', message: `${param} must be a UUID` }],
       });
     }
   }
@@ -65,23 +80,23 @@ async function resolveOrg(ctx: AppContext): Promise<{ org: Organization; role: O
   return { org, role };
 }
 
-async function resolveSpace(ctx: AppContext, org: Organization, role: OrgRole): Promise<{ space: Space; scopes: ReadonlySet<Scope> }> {
+async function resolveSpace(ctx: AppContext, route: RouteDef, org: Organization, role: OrgRole): Promise<{ space: Space; scopes: ReadonlySet<Scope> }> {
   const auth = ctx.state.auth!;
   const { knex } = ctx.services;
-  const header = ctx.get('X-Space-Id');
+  const { value: header, param } = contextValue(ctx, route, 'space');
   let spaceId: string;
   if (auth.kind === 'api_key') {
     if (header && header !== auth.key.space_id) {
-      throw problem('forbidden', { detail: 'This API key is pinned to another space', param: 'X-Space-Id' });
+      throw problem('forbidden', { detail: 'This API key is pinned to another space', param });
     }
     spaceId = auth.key.space_id;
   } else {
-    if (!header) throw problem('space_required', { detail: 'This route is space-scoped: send X-Space-Id', param: 'X-Space-Id' });
+    if (!header) throw problem('space_required', { detail: `This route is space-scoped: send ${param}`, param });
     spaceId = header;
   }
   const space = await findSpace(knex, org.id, spaceId);
   const held = space ? await spaceScopes(knex, auth.userId, space, role) : null;
-  if (!space || !held) throw problem('not_a_space_member', { detail: `You hold no role in space ${spaceId}`, param: 'X-Space-Id' });
+  if (!space || !held) throw problem('not_a_space_member', { detail: `You hold no role in space ${spaceId}`, param });
   return { space, scopes: held };
 }
 
@@ -109,14 +124,14 @@ export async function resolveTenancy(ctx: AppContext, route: RouteDef): Promise<
     ctx.state.tenancy = { scopes: new Set() };
     return;
   }
-  const { org, role } = await resolveOrg(ctx);
+  const { org, role } = await resolveOrg(ctx, route);
   version ??= org.api_version ? assertServable(org.api_version, 'organization pin') : CURRENT_API_VERSION;
   ctx.set('Service-Version', version);
 
   let scopes: ReadonlySet<Scope>;
   let space: Space | undefined;
   if (route.context === 'space') {
-    ({ space, scopes } = await resolveSpace(ctx, org, role));
+    ({ space, scopes } = await resolveSpace(ctx, route, org, role));
   } else {
     scopes = orgScopes(role);
   }

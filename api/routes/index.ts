@@ -19,6 +19,8 @@ import health from './discovery/health.ts';
 import llmsTxt from './discovery/llms-txt.ts';
 import me from './me/permissions.ts';
 import { packageRoutes } from './packages/index.ts';
+import { realtimeRoutes } from './realtime/index.ts';
+import { webhookRoutes } from './webhooks/index.ts';
 import launchRun from './agents/launch-run.ts';
 import agentRuns from './agents/runs-list.ts';
 import modelCreate from './models/create.ts';
@@ -84,6 +86,8 @@ export const resourceRoutes: RouteDef[] = [
   modelCreate,
   modelUpdate,
   modelDelete,
+  ...webhookRoutes,
+  ...realtimeRoutes,
 ];
 
 export function discoveryRoutes(docs: () => Discovery): RouteDef[] {

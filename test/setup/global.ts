@@ -8,6 +8,7 @@ import { createKnex, migrateLatest } from '../../shared/db/knex.ts';
 import { startEmbeddedPostgres } from '../../shared/stack/embedded-postgres.ts';
 import { startTemporalDevServer } from '../../temporal/dev-server.ts';
 import { setStack } from '../support/stack.ts';
+import { quietTemporalRuntime } from '../support/worker.ts';
 
 const stops: Array<() => Promise<void>> = [];
 
@@ -29,6 +30,7 @@ async function freshDatabaseOn(serverUrl: string): Promise<string> {
 }
 
 export async function mochaGlobalSetup(): Promise<void> {
+  quietTemporalRuntime();
   const t0 = Date.now();
   let databaseUrl: string;
   if (process.env.DATABASE_URL) {

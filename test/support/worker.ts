@@ -3,12 +3,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { bundleWorkflowCode, DefaultLogger, Runtime, type WorkflowBundle } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime, type WorkflowBundle } from '@temporalio/worker';
 import { loadConfig } from '../../shared/config.ts';
 import { createKnex } from '../../shared/db/knex.ts';
 import { createLogger } from '../../shared/log.ts';
 import { PROJECT_ROOT } from '../../temporal/cli.ts';
-import { createAgentWorker, WORKFLOWS_PATH } from '../../workers/agent-worker.ts';
+import { createServiceWorkers, WORKFLOWS_PATH } from '../../workers/service-workers.ts';
 import { stack } from './stack.ts';
 
 /** One key for every test process, so the API encrypts what the worker decrypts. */
@@ -29,26 +29,30 @@ export function workerEnv(env: Record<string, string> = {}): Record<string, stri
 
 let runtimeInstalled = false;
 
+/** Temporal's SDK and core log only errors in tests; installed once per process. */
+export function quietTemporalRuntime(): void {
+  if (runtimeInstalled) return;
+  Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: makeTelemetryFilterString({ core: 'ERROR' }), forward: {} } } });
+  runtimeInstalled = true;
+}
+
 export async function startTestWorker(env: Record<string, string> = {}) {
-  if (!runtimeInstalled) {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
-    runtimeInstalled = true;
-  }
+  quietTemporalRuntime();
   const config = loadConfig(workerEnv(env));
   const knex = createKnex(stack().databaseUrl, { min: 0, max: 4 });
-  const { worker, connection } = await createAgentWorker({
+  const service = await createServiceWorkers({
     config,
     knex,
     log: createLogger(config.logLevel, 'worker-test'),
     temporalAddress: stack().temporalAddress,
     workflowBundle: await workflowBundle(),
   });
-  const running = worker.run();
+  const running = service.run();
   return {
     async stop() {
-      worker.shutdown();
+      service.shutdown();
       await running;
-      await connection.close();
+      await service.close();
       await knex.destroy();
     },
   };

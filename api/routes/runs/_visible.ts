@@ -6,18 +6,46 @@ import { type RunRow, runDto } from '../../../shared/runs/model.ts';
 import { setOffsetLinks } from '../../pagination.ts';
 import type { AppContext } from '../../route.ts';
 
-export function visibleRuns(ctx: AppContext): Knex.QueryBuilder {
+/**
+ * Whose runs a caller may read in its space: every run with `runs:read-all` (`only` null),
+ * otherwise the runs of its impersonated end-user, of its API key, or of its user. The SQL
+ * filter (`visibleRuns`) and the in-memory predicate (`canReadRun`, realtime fan-out) both
+ * derive from it, so they cannot drift apart.
+ */
+export interface RunAudience {
+  orgId: string;
+  spaceId: string;
+  only: { endUserId: string } | { apiKeyId: string } | { userId: string } | null;
+}
+
+export function runAudience(ctx: AppContext): RunAudience {
   const { org, space, scopes, endUserId } = ctx.state.tenancy!;
   const auth = ctx.state.auth!;
-  const q = ctx.services
-    .knex('runs as r')
-    .join('packages as p', 'p.id', 'r.package_id')
-    .where({ 'r.org_id': org!.id, 'r.space_id': space!.id });
-  if (endUserId) q.where('r.end_user_id', endUserId);
-  else if (!scopes.has('runs:read-all')) {
-    if (auth.kind === 'api_key') q.where({ 'r.actor_type': 'api_key', 'r.actor_id': auth.key.id });
-    else q.where('r.user_id', auth.userId);
-  }
+  let only: RunAudience['only'] = null;
+  if (endUserId) only = { endUserId };
+  else if (!scopes.has('runs:read-all')) only = auth.kind === 'api_key' ? { apiKeyId: auth.key.id } : { userId: auth.userId };
+  return { orgId: org!.id, spaceId: space!.id, only };
+}
+
+/** The run-visibility predicate: true when `audience` may read `run` (same rule as `visibleRuns`). */
+export function canReadRun(
+  audience: RunAudience,
+  run: Pick<RunRow, 'org_id' | 'space_id' | 'end_user_id' | 'actor_type' | 'actor_id' | 'user_id'>,
+): boolean {
+  if (run.org_id !== audience.orgId || run.space_id !== audience.spaceId) return false;
+  const only = audience.only;
+  if (!only) return true;
+  if ('endUserId' in only) return run.end_user_id === only.endUserId;
+  if ('apiKeyId' in only) return run.actor_type === 'api_key' && run.actor_id === only.apiKeyId;
+  return run.user_id === only.userId;
+}
+
+export function visibleRuns(ctx: AppContext): Knex.QueryBuilder {
+  const { orgId, spaceId, only } = runAudience(ctx);
+  const q = ctx.services.knex('runs as r').join('packages as p', 'p.id', 'r.package_id').where({ 'r.org_id': orgId, 'r.space_id': spaceId });
+  if (only && 'endUserId' in only) q.where('r.end_user_id', only.endUserId);
+  else if (only && 'apiKeyId' in only) q.where({ 'r.actor_type': 'api_key', 'r.actor_id': only.apiKeyId });
+  else if (only) q.where('r.user_id', only.userId);
   return q;
 }
 

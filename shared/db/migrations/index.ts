@@ -4,6 +4,7 @@ import type { Knex } from 'knex';
 import * as m001 from './001_identity.ts';
 import * as m002 from './002_packages.ts';
 import * as m003 from './003_runs.ts';
+import * as m004 from './004_webhooks.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '001_identity': m001,
   '002_packages': m002,
   '003_runs': m003,
+  '004_webhooks': m004,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,26 @@
+// Turns a run's status change into an event (SPEC 6.1) and fans it out to webhooks.
+import { deterministicEventId, publishEvent, runEventObject } from '../shared/events/publish.ts';
+import type { RunRow } from '../shared/runs/model.ts';
+import type { ActivityDeps } from './deps.ts';
+
+export function createPublishRunEventActivity(deps: ActivityDeps) {
+  const { knex, workflows } = deps;
+  return {
+    /** Idempotent: the event id derives from run and type, delivery workflow ids from both ids. */
+    async publishRunEvent(runId: string, type: string): Promise<number> {
+      const run = (await knex('runs as r').join('packages as p', 'p.id', 'r.package_id').where('r.id', runId).select('r.*', 'p.scope', 'p.name', 'p.ephemeral').first()) as
+        | (RunRow & { scope: string; name: string; ephemeral: boolean })
+        | undefined;
+      if (!run) return 0; // deleted meanwhile: nothing to announce
+      return publishEvent(knex, workflows, {
+        id: deterministicEventId(`${runId}:${type}`),
+        type,
+        orgId: run.org_id,
+        spaceId: run.space_id,
+        packageId: `${run.scope}/${run.name}`,
+        object: { ...runEventObject(run, run.ephemeral), status: type.slice('run.'.length) },
+        occurredAt: (type === 'run.started' ? run.started_at : run.finished_at) ?? new Date(),
+      });
+    },
+  };
+}

@@ -1,0 +1,90 @@
+// Who may do what with a webhook (SPEC 4.9): space level needs webhooks:* in that space (an API
+// key only in its own space); organization level needs org-webhooks:*, which keys never carry.
+import { problem } from '../../../shared/errors.ts';
+import { findSpace, spaceScopes } from '../../../shared/identity/tenancy.ts';
+import { intersect, type Scope } from '../../../shared/permissions.ts';
+import type { AppContext } from '../../route.ts';
+
+export type WebhookAction = 'read' | 'write' | 'delete';
+
+export interface WebhookRow {
+  id: string;
+  org_id: string;
+  level: 'space' | 'org';
+  space_id: string | null;
+  url: string;
+  events: string[];
+  package_id: string | null;
+  payload_mode: 'full' | 'summary';
+  enabled: boolean;
+  secret_enc: string;
+  secret_previous_enc: string | null;
+  rotation_window_ends_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** What the caller holds in a space of the organization (nothing outside a key's own space). */
+export async function scopesInSpace(ctx: AppContext, spaceId: string): Promise<ReadonlySet<Scope>> {
+  const auth = ctx.state.auth!;
+  const { org, orgRole } = ctx.state.tenancy!;
+  if (auth.kind === 'api_key' && auth.key.space_id !== spaceId) return new Set();
+  const space = await findSpace(ctx.services.knex, org!.id, spaceId);
+  const held = space ? await spaceScopes(ctx.services.knex, auth.userId, space, orgRole) : null;
+  if (!held) return new Set();
+  return auth.kind === 'api_key' ? intersect(auth.key.scopes as Scope[], held as Set<Scope>) : held;
+}
+
+export async function allowed(ctx: AppContext, level: 'space' | 'org', spaceId: string | null, action: WebhookAction): Promise<boolean> {
+  if (level === 'org') return ctx.state.tenancy!.scopes.has(`org-webhooks:${action}` as Scope);
+  return (await scopesInSpace(ctx, spaceId!)).has(`webhooks:${action}` as Scope);
+}
+
+/** The webhook when the caller may read it (404 otherwise) and may do `action` (403 otherwise). */
+export async function webhookFor(ctx: AppContext, id: string, action: WebhookAction): Promise<WebhookRow> {
+  const hook = (await ctx.services.knex('webhooks').where({ id, org_id: ctx.state.tenancy!.org!.id }).first()) as WebhookRow | undefined;
+  if (!hook || !(await allowed(ctx, hook.level, hook.space_id, 'read'))) throw problem('not_found', 'No such webhook');
+  if (action !== 'read' && !(await allowed(ctx, hook.level, hook.space_id, action))) {
+    throw problem('forbidden', `This needs ${hook.level === 'org' ? 'org-webhooks' : 'webhooks'}:${action}${hook.level === 'org' ? ' (sessions only)' : ' in the webhook\'s space'}`);
+  }
+  return hook;
+}
+
+export function webhookDto(h: WebhookRow) {
+  return {
+    object: 'webhook' as const,
+    id: h.id,
+    level: h.level,
+    spaceId: h.space_id,
+    url: h.url,
+    events: h.events,
+    packageId: h.package_id,
+    payloadMode: h.payload_mode,
+    enabled: h.enabled,
+    rotationWindowEndsAt: h.rotation_window_ends_at?.toISOString() ?? null,
+    createdAt: h.created_at.toISOString(),
+    updatedAt: h.updated_at.toISOString(),
+  };
+}
+
+export const webhookSchema = {
+  type: 'object',
+  required: ['object', 'id', 'level', 'spaceId', 'url', 'events', 'packageId', 'payloadMode', 'enabled'],
+  properties: {
+    object: { const: 'webhook' },
+    id: { type: 'string', pattern: '^wh_' },
+    level: { enum: ['space', 'org'] },
+    spaceId: { type: ['string', 'null'] },
+    url: { type: 'string' },
+    events: { type: 'array', items: { type: 'string' } },
+    packageId: { type: ['string', 'null'] },
+    payloadMode: { enum: ['full', 'summary'] },
+    enabled: { type: 'boolean' },
+    secret: { type: 'string', pattern: '^whsec_', description: 'Returned on create only' },
+    rotationWindowEndsAt: { type: ['string', 'null'], format: 'date-time' },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+};
+
+export const webhookIdParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1 } } } as const;

@@ -1,0 +1,68 @@
+import { problem } from '../../../shared/errors.ts';
+import { limitFrom } from '../../pagination.ts';
+import { defineRoute } from '../../route.ts';
+import { listOf } from '../../schemas.ts';
+import { webhookFor, webhookIdParam } from './_access.ts';
+
+const deliverySchema = {
+  type: 'object',
+  required: ['object', 'id', 'eventId', 'eventType', 'status', 'statusCode', 'latency', 'attempt', 'error', 'createdAt'],
+  properties: {
+    object: { const: 'webhook_delivery' },
+    id: { type: 'string' },
+    eventId: { type: 'string' },
+    eventType: { type: 'string' },
+    status: { enum: ['success', 'failed'] },
+    statusCode: { type: ['integer', 'null'] },
+    latency: { type: 'integer', description: 'milliseconds' },
+    attempt: { type: 'integer' },
+    error: { type: ['string', 'null'] },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+};
+
+export default defineRoute<unknown, { limit?: number; startingAfter?: string }, { id: string }>({
+  method: 'get',
+  path: '/api/webhooks/:id/deliveries',
+  operationId: 'listWebhookDeliveries',
+  summary: 'Delivery attempts, newest first (cursor pagination)',
+  description: 'Request and response bodies are not stored. `startingAfter` = the id of the last delivery received; Link rel=next while more follow.',
+  tag: 'Webhooks',
+  auth: 'any',
+  context: 'org',
+  rateLimit: { points: 300, duration: 60, by: 'identity' },
+  params: webhookIdParam,
+  query: { type: 'object', properties: { limit: { type: 'integer' }, startingAfter: { type: 'string' } } },
+  responses: { 200: { description: 'Page of deliveries', schema: listOf(deliverySchema) } },
+  async handler(ctx, { params, query }) {
+    const hook = await webhookFor(ctx, params.id, 'read');
+    const { knex } = ctx.services;
+    const limit = limitFrom(query.limit, 20, 100);
+    const q = knex('webhook_deliveries').where({ webhook_id: hook.id });
+    if (query.startingAfter) {
+      const cursor = await knex('webhook_deliveries').where({ id: query.startingAfter, webhook_id: hook.id }).first();
+      if (!cursor) throw problem('validation_failed', { detail: 'startingAfter names no delivery of this webhook', param: 'startingAfter', errors: [{ field: 'startingAfter', code: 'invalid_value', message: 'unknown cursor' }] });
+      q.whereRaw('(created_at, id) < (?, ?)', [cursor.created_at, cursor.id]);
+    }
+    const rows = await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit + 1);
+    const page = rows.slice(0, limit);
+    const hasMore = rows.length > limit;
+    if (hasMore) ctx.set('Link', `<${ctx.path}?limit=${limit}&startingAfter=${page[page.length - 1].id}>; rel="next"`);
+    ctx.body = {
+      object: 'list',
+      hasMore,
+      data: page.map((d) => ({
+        object: 'webhook_delivery',
+        id: d.id,
+        eventId: d.event_id,
+        eventType: d.event_type,
+        status: d.status,
+        statusCode: d.status_code,
+        latency: d.latency_ms,
+        attempt: d.attempt,
+        error: d.error,
+        createdAt: d.created_at.toISOString(),
+      })),
+    };
+  },
+});

@@ -1,0 +1,42 @@
+import { problem } from '../../../shared/errors.ts';
+import { defineRoute } from '../../route.ts';
+import { listOf } from '../../schemas.ts';
+import { allowed, type WebhookRow, webhookDto, webhookSchema } from './_access.ts';
+
+export default defineRoute<unknown, { spaceId?: string; all?: boolean }>({
+  method: 'get',
+  path: '/api/webhooks',
+  operationId: 'listWebhooks',
+  summary: 'List webhooks',
+  description:
+    'Without parameters: the organization-level webhooks; `spaceId=` adds that space\'s; `all=true` (needs `org-webhooks:read`) spans every space. With an API key: the webhooks of the key\'s space, parameters ignored.',
+  tag: 'Webhooks',
+  auth: 'any',
+  context: 'org',
+  rateLimit: { points: 300, duration: 60, by: 'identity' },
+  query: { type: 'object', properties: { spaceId: { type: 'string' }, all: { type: 'boolean' } } },
+  responses: { 200: { description: 'List', schema: listOf(webhookSchema) } },
+  async handler(ctx, { query }) {
+    const auth = ctx.state.auth!;
+    const orgId = ctx.state.tenancy!.org!.id;
+    const q = ctx.services.knex('webhooks').where({ org_id: orgId }).orderBy('created_at');
+    if (auth.kind === 'api_key') {
+      const spaceId = auth.key.space_id;
+      if (!(await allowed(ctx, 'space', spaceId, 'read'))) throw problem('forbidden', 'This needs webhooks:read');
+      q.where({ level: 'space', space_id: spaceId });
+    } else if (query.all) {
+      if (!(await allowed(ctx, 'org', null, 'read'))) throw problem('forbidden', 'all=true needs org-webhooks:read');
+    } else {
+      const orgLevel = await allowed(ctx, 'org', null, 'read');
+      const space = query.spaceId && (await allowed(ctx, 'space', query.spaceId, 'read')) ? query.spaceId : null;
+      if (query.spaceId && !space) throw problem('forbidden', { detail: 'This needs webhooks:read in that space', param: 'spaceId' });
+      q.where((w) => {
+        w.whereRaw('false');
+        if (orgLevel) w.orWhere({ level: 'org' });
+        if (space) w.orWhere({ level: 'space', space_id: space });
+      });
+    }
+    const rows = (await q) as WebhookRow[];
+    ctx.body = { object: 'list', data: rows.map(webhookDto), hasMore: false };
+  },
+});

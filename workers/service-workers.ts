@@ -1,0 +1,65 @@
+// The service's workers: `agent-runs` (runAgent and the run activities) and `platform`
+// (webhook deliveries), sharing one connection, one bundle and injected resources.
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
+import type { Knex } from 'knex';
+import { createExecuteAgentActivity } from '../activities/execute-agent.ts';
+import { createPublishRunEventActivity } from '../activities/publish-run-event.ts';
+import { createRunStateActivities } from '../activities/run-state.ts';
+import { createWebhookDeliveryActivity } from '../activities/webhook-delivery.ts';
+import type { Config } from '../shared/config.ts';
+import { PLATFORM_TASK_QUEUE } from '../shared/events/publish.ts';
+import type { Logger } from '../shared/log.ts';
+import { AGENT_RUNS_TASK_QUEUE } from '../shared/runs/launch.ts';
+import { temporalConnectionOptions } from '../shared/temporal-connection.ts';
+import { PROJECT_ROOT } from '../temporal/cli.ts';
+
+export const WORKFLOWS_PATH = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
+
+export interface ServiceWorkers {
+  workers: Worker[];
+  /** Runs every worker until shutdown() (or a signal with Runtime shutdownSignals). */
+  run(): Promise<void>;
+  shutdown(): void;
+  close(): Promise<void>;
+}
+
+export async function createServiceWorkers(opts: {
+  config: Config;
+  knex: Knex;
+  log: Logger;
+  temporalAddress: string;
+  /** A prebuilt bundle (tests build one and share it); otherwise bundled at start. */
+  workflowBundle?: WorkflowBundle;
+}): Promise<ServiceWorkers> {
+  const { config, knex, log } = opts;
+  const options = temporalConnectionOptions(config, opts.temporalAddress);
+  const connection = await NativeConnection.connect(options as never);
+  const clientConnection = await Connection.connect(options);
+  const workflows = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
+  const deps = { config, knex, log, workflows };
+  const bundle = opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
+  const common = { connection, namespace: config.temporalNamespace, ...bundle, shutdownGraceTime: '10 seconds' } as const;
+  const workers = [
+    await Worker.create({
+      ...common,
+      taskQueue: AGENT_RUNS_TASK_QUEUE,
+      activities: { ...createRunStateActivities(deps), ...createPublishRunEventActivity(deps), ...createExecuteAgentActivity(deps) },
+    }),
+    await Worker.create({ ...common, taskQueue: PLATFORM_TASK_QUEUE, activities: createWebhookDeliveryActivity(deps) }),
+  ];
+  return {
+    workers,
+    run: async () => {
+      await Promise.all(workers.map((w) => w.run()));
+    },
+    shutdown: () => {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+    },
+    close: async () => {
+      await connection.close();
+      await clientConnection.close();
+    },
+  };
+}
