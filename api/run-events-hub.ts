@@ -51,8 +51,10 @@ export class RunEventsHub {
   private readonly log: Logger;
   private closed = false;
   private readonly waitsByCaller = new Map<string, number>();
-  /** Realtime subscribers by space id. */
+  /** Realtime subscribers of space-wide and agent streams, by space id. */
   private readonly streamsBySpace = new Map<string, Set<RealtimeSubscriber>>();
+  /** Realtime subscribers of single-run streams, by run id. */
+  private readonly streamsByRun = new Map<string, Set<RealtimeSubscriber>>();
   private readonly knex?: Knex;
   /** Frames go out in the order the events arrived, while their rows load concurrently. */
   private delivery: Promise<void> = Promise.resolve();
@@ -70,7 +72,7 @@ export class RunEventsHub {
       if (msg.channel !== RUN_EVENTS_CHANNEL || !msg.payload) return;
       const event = JSON.parse(msg.payload) as RunEvent;
       for (const l of this.byRun.get(event.runId) ?? []) l(event);
-      if (this.streamsBySpace.has(event.spaceId)) this.fanOut(event);
+      if (this.streamsBySpace.has(event.spaceId) || this.streamsByRun.has(event.runId)) this.fanOut(event);
     });
     client.on('error', (err) => {
       this.log.error({ err }, 'run events connection lost; reconnecting');
@@ -134,42 +136,38 @@ export class RunEventsHub {
 
   /** Registers a realtime stream until the returned function is called (or the stream ends). */
   addStream(sub: RealtimeSubscriber): () => void {
-    let set = this.streamsBySpace.get(sub.spaceId);
+    const index = sub.runId ? this.streamsByRun : this.streamsBySpace;
+    const key = sub.runId ?? sub.spaceId;
+    let set = index.get(key);
     if (!set) {
       set = new Set();
-      this.streamsBySpace.set(sub.spaceId, set);
+      index.set(key, set);
     }
     set.add(sub);
     return () => {
       set.delete(sub);
-      if (set.size === 0 && this.streamsBySpace.get(sub.spaceId) === set) this.streamsBySpace.delete(sub.spaceId);
+      if (set.size === 0 && index.get(key) === set) index.delete(key);
     };
   }
 
   /** Open realtime streams on this process. */
   streamCount(): number {
     let n = 0;
-    for (const set of this.streamsBySpace.values()) n += set.size;
+    for (const index of [this.streamsBySpace, this.streamsByRun]) for (const set of index.values()) n += set.size;
     return n;
   }
 
   /** Ends every realtime stream (server shutdown). */
   endStreams(): void {
-    for (const set of [...this.streamsBySpace.values()]) for (const sub of [...set]) sub.stream.end();
+    for (const index of [this.streamsBySpace, this.streamsByRun]) {
+      for (const set of [...index.values()]) for (const sub of [...set]) sub.stream.end();
+    }
   }
 
   private fanOut(event: RunEvent): void {
     const channel = CHANNEL_OF[event.kind];
     if (!channel || !this.knex) return;
-    const subs = this.streamsBySpace.get(event.spaceId)!;
-    let wanted = false;
-    for (const s of subs) {
-      if (s.channels.has(channel) && (!s.runId || s.runId === event.runId)) {
-        wanted = true;
-        break;
-      }
-    }
-    if (!wanted) return;
+    if (!this.anyWants(this.streamsBySpace.get(event.spaceId), channel) && !this.anyWants(this.streamsByRun.get(event.runId), channel)) return;
     // Load now (concurrently with earlier events), deliver in arrival order.
     const loaded = this.load(event, channel).catch((err) => {
       this.log.error({ err, event }, 'realtime: loading the event failed');
@@ -178,9 +176,16 @@ export class RunEventsHub {
     this.delivery = this.delivery
       .then(async () => {
         const out = await loaded;
-        if (out) this.deliver(event.spaceId, out);
+        if (!out) return;
+        this.deliver(this.streamsBySpace.get(out.run.space_id), out);
+        this.deliver(this.streamsByRun.get(out.run.id), out);
       })
       .catch((err) => this.log.error({ err, event }, 'realtime: delivering the event failed'));
+  }
+
+  private anyWants(subs: Set<RealtimeSubscriber> | undefined, channel: RealtimeChannel): boolean {
+    for (const s of subs ?? []) if (s.channels.has(channel)) return true;
+    return false;
   }
 
   /** One query per event, whatever the number of subscribers. */
@@ -201,7 +206,7 @@ export class RunEventsHub {
         channel,
         run: row,
         data: JSON.stringify({ ...logDto(row, false), runId: row.id }),
-        verboseData: JSON.stringify({ ...logDto(row, true), runId: row.id }),
+        verboseData: row.data === null ? undefined : JSON.stringify({ ...logDto(row, true), runId: row.id }),
         debugOnly: row.level === 'debug',
       };
     }
@@ -209,10 +214,8 @@ export class RunEventsHub {
     return row && { channel, run: row, data: JSON.stringify({ runId: row.id, usage: row.usage }) };
   }
 
-  private deliver(spaceId: string, out: Outgoing): void {
-    const subs = this.streamsBySpace.get(spaceId);
-    if (!subs) return;
-    for (const s of subs) {
+  private deliver(subs: Set<RealtimeSubscriber> | undefined, out: Outgoing): void {
+    for (const s of subs ?? []) {
       if (!s.channels.has(out.channel)) continue;
       if (s.runId && s.runId !== out.run.id) continue;
       if (s.packageId && s.packageId !== out.run.package_id) continue;

@@ -14,6 +14,8 @@ import type { RouteDef } from './route.ts';
 export interface ApiServer {
   url: string;
   port: number;
+  /** Server-Sent Events streams open on this process. */
+  realtimeStreams(): number;
   close(): Promise<void>;
 }
 
@@ -39,6 +41,7 @@ export async function startApiServer(
   return {
     url: `http://localhost:${port}`,
     port,
+    realtimeStreams: () => runEvents.streamCount(),
     async close() {
       runEvents.endStreams(); // open Server-Sent Events streams would hold server.close() forever
       await new Promise<void>((resolve) => {

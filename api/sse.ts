@@ -38,8 +38,8 @@ export class SseStream {
   /** Frames written since the socket last refused more (write() false) and has not drained. */
   private queued = 0;
   private congested = false;
-  /** Frames held until `open()` (a snapshot must go first). */
-  private held: string[] | null = [];
+  /** Frames held until `open()` (a snapshot must go first); ids are given when written. */
+  private held: Array<[event: string, data: string]> | null = [];
   private lastFrameAt = 0;
   private timer?: NodeJS.Timeout;
   private ended = false;
@@ -73,20 +73,19 @@ export class SseStream {
     this.held = null;
     for (const [event, data] of first) this.send(event, data);
     this.ping();
-    for (const frame of held) this.write(frame);
+    for (const [event, data] of held) this.send(event, data);
     this.armKeepAlive(this.keepAliveMs);
   }
 
   /** Writes one frame; `data` is the JSON text. */
   send(event: string, data: string): void {
     if (this.ended) return;
-    const frame = `event: ${event}\nid: ${this.id}:${++this.n}\ndata: ${data}\n\n`;
     if (this.held) {
-      this.held.push(frame);
+      this.held.push([event, data]);
       if (this.held.length >= this.maxQueued) this.drop();
       return;
     }
-    this.write(frame);
+    this.write(`event: ${event}\nid: ${this.id}:${++this.n}\ndata: ${data}\n\n`);
   }
 
   ping(): void {

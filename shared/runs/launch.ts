@@ -69,6 +69,8 @@ export async function admitRun(knex: Knex, limits: PlatformRunLimits, req: Launc
         timeout_seconds: effectiveTimeoutSeconds(req.agent.timeoutSeconds, limits.timeout_ceiling_seconds),
       })
       .returning('*');
+    // Announced on commit: realtime streams show the new run while it is still pending.
+    await notifyRunEvent(trx, { kind: 'status', runId: row.id, orgId: req.orgId, spaceId: req.spaceId, status: 'pending' });
     return row as RunRow;
   });
 }

@@ -54,7 +54,7 @@ describe('webhook retry ladder (time-skipping)', function () {
   function expectWaits(waits: number[], expected: number[]) {
     expect(waits).to.have.length(expected.length);
     // Each wait is the ladder's step, give or take the workflow task round trip.
-    waits.forEach((w, i) => expect(w, `wait ${i + 1}`).to.be.within(expected[i], expected[i] + 2 * S));
+    for (const [i, w] of waits.entries()) expect(w, `wait ${i + 1}`).to.be.within(expected[i], expected[i] + 2 * S);
   }
 
   it('retries at most 8 times with waits of 30 s, 5 min, 30 min, 1 h, 2 h, 3 h, 4 h', async () => {

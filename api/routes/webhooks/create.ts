@@ -44,6 +44,7 @@ export default defineRoute<Body>({
     required: ['level', 'url', 'events'],
     properties: { level: { enum: ['space', 'org'] }, spaceId: { type: 'string' }, ...webhookFields },
     if: { properties: { level: { const: 'space' } } },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's if/then keyword
     then: { required: ['spaceId'] },
   },
   responses: { 201: { description: 'Created, with `secret`', schema: webhookSchema } },

@@ -1,0 +1,122 @@
+// What the three realtime routes share (SPEC 4.5, 6.4): query parameters, frame schemas for
+// OpenAPI, and subscribing a connection to the run events hub.
+import type { JsonSchema, AppContext, RouteDef } from '../../route.ts';
+import { runSchema } from '../../../shared/runs/model.ts';
+import type { RealtimeSubscriber } from '../../run-events-hub.ts';
+import { parseChannels, SseStream, SSE_KEEPALIVE_MS, SSE_MAX_QUEUED_FRAMES } from '../../sse.ts';
+import { runAudience } from '../runs/_visible.ts';
+
+export interface RealtimeQuery {
+  token?: string;
+  orgId?: string;
+  spaceId?: string;
+  channels?: string;
+  verbose?: boolean;
+}
+
+export const realtimeQuery: JsonSchema = {
+  type: 'object',
+  properties: {
+    token: { type: 'string', description: 'API key (`svc_...`), for clients that cannot send headers. API keys only: an OIDC access token here is 401.' },
+    orgId: { type: 'string', format: 'uuid', description: 'Organization, with a session cookie (stands in for X-Org-Id)' },
+    spaceId: { type: 'string', description: 'Space, with a session cookie (stands in for X-Space-Id); an API key is pinned to its own space' },
+    channels: {
+      type: 'string',
+      description:
+        'Comma-separated event names to receive (run_update, run_log, run_metric, connection_update, chat_session_update, ping). Unknown names are ignored; none left means every event. `ping` is always sent.',
+    },
+    verbose: { type: 'boolean', default: false, description: '`true`: log entries carry their `data` payload' },
+  },
+};
+
+const usageSchema = {
+  type: 'object',
+  required: ['inputTokens', 'outputTokens', 'costUsd'],
+  properties: { inputTokens: { type: 'integer' }, outputTokens: { type: 'integer' }, costUsd: { type: 'number' } },
+};
+
+/** Frame data by event name, published as `x-sse-frames`. */
+export const realtimeFrames: NonNullable<RouteDef['sseFrames']> = {
+  run_update: { description: "A run's status or timing changed: the run as `GET /api/runs/{id}` returns it.", schema: runSchema },
+  run_log: {
+    description: 'One log entry of a run, without `data` unless `verbose=true`. Debug-level entries need `runs:delete`.',
+    schema: {
+      type: 'object',
+      required: ['object', 'runId', 'seq', 'level', 'type', 'message', 'createdAt'],
+      properties: {
+        object: { const: 'run_log' },
+        runId: { type: 'string', pattern: '^run_' },
+        seq: { type: 'integer', description: 'Per-run sequence; read what a reconnect missed with GET /api/runs/{id}/logs?since=' },
+        level: { enum: ['debug', 'info', 'warn', 'error'] },
+        type: { type: 'string' },
+        message: { type: 'string' },
+        data: { description: 'Only with verbose=true' },
+        createdAt: { type: 'string', format: 'date-time' },
+      },
+    },
+  },
+  run_metric: {
+    description: "The run's running totals of tokens and cost, after each model call.",
+    schema: { type: 'object', required: ['runId', 'usage'], properties: { runId: { type: 'string', pattern: '^run_' }, usage: usageSchema } },
+  },
+  connection_update: { description: 'Reserved: one of the caller\'s integration connections changed (not emitted yet).', schema: { type: 'object' } },
+  chat_session_update: { description: 'Reserved: change signal for one of the caller\'s chat sessions (chat module; not emitted yet).', schema: { type: 'object' } },
+  ping: {
+    description: `Keep-alive: on connect (after the snapshot of a single-run stream) and after every ${SSE_KEEPALIVE_MS / 1000} s without another frame.`,
+    schema: { type: 'object', required: ['time'], properties: { time: { type: 'string', format: 'date-time' } } },
+  },
+};
+
+export const realtimeResponses: RouteDef['responses'] = {
+  200: {
+    description: `An event stream. Each frame: \`event: <name>\`, \`id: <subscriber>:<n>\` (unique per connection, for deduplication only), \`data: <JSON>\` (shapes in x-sse-frames). No replay: Last-Event-ID is ignored. A client with about ${SSE_MAX_QUEUED_FRAMES} frames queued is disconnected.`,
+    contentType: 'text/event-stream',
+    schema: { type: 'string' },
+  },
+};
+
+export const REALTIME_DESCRIPTION =
+  'Credentials: `Authorization: Bearer svc_...`, query `token=<API key>`, or the session cookie with query `orgId` and `spaceId` (or the X-Org-Id / X-Space-Id headers). ' +
+  'A caller receives only the runs it may read: every run of the space with `runs:read-all`, otherwise the runs it launched (an impersonated end-user: its own). ' +
+  'Errors before the stream starts are problem documents.';
+
+/**
+ * Subscribes the connection to the hub, holding frames until `open` (so a snapshot can go
+ * first while nothing published meanwhile is lost). `discard` when the request fails before
+ * the stream starts.
+ */
+export function subscribe(ctx: AppContext, query: RealtimeQuery, filter: { runId?: string; packageId?: string }) {
+  const { space, scopes } = ctx.state.tenancy!;
+  const { runEvents, log } = ctx.services;
+  const requestId = ctx.state.requestId;
+  let unsubscribe = () => {};
+  const stream = new SseStream(ctx.res, {
+    onClose: (reason) => {
+      unsubscribe();
+      if (reason === 'slow') log.info({ requestId, subscriber: stream.id }, 'realtime: slow client dropped');
+      else log.debug({ requestId, subscriber: stream.id, reason }, 'realtime: stream closed');
+    },
+  });
+  const sub: RealtimeSubscriber = {
+    spaceId: space!.id,
+    ...filter,
+    audience: runAudience(ctx),
+    channels: parseChannels(query.channels),
+    verbose: query.verbose === true,
+    debug: scopes.has('runs:delete'),
+    stream,
+  };
+  unsubscribe = runEvents.addStream(sub);
+  return {
+    channels: sub.channels,
+    /** Starts the response: `first` frames (e.g. the snapshot), a ping, then what was held. */
+    open(first: Array<[event: string, data: string]> = []) {
+      ctx.status = 200;
+      ctx.respond = false;
+      stream.open(first);
+    },
+    discard() {
+      stream.discard();
+    },
+  };
+}

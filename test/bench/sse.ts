@@ -1,0 +1,206 @@
+// SSE fan-out: publish-to-receipt latency with 1000 subscribers on `GET /api/realtime/runs`
+// (publish = a log entry written with appendRunLog, which NOTIFYs; receipt = the frame parsed
+// by each client) against a raw node:http SSE writer fed in-process, with the same clients.
+// Prints a table with the ratios and writes JSON under test/bench/results/.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { createKnex } from '../../shared/db/knex.ts';
+import { appendRunLog } from '../../shared/runs/logs.ts';
+import { mochaGlobalSetup, mochaGlobalTeardown } from '../setup/global.ts';
+import { newKey, newOrg, startTestApi } from '../support/api.ts';
+import { importAgent } from '../support/packages.ts';
+import { stack } from '../support/stack.ts';
+import { workerEnv } from '../support/worker.ts';
+
+const SUBSCRIBERS = 1000;
+const WARMUP = 5;
+const PUBLISHES = 60;
+const say = (m: string) => console.log(`[bench] ${m}`);
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const round = (n: number) => Math.round(n * 100) / 100;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** 1000 streaming node:http clients; each parses frames and reports `bench-<i>` receipts. */
+class Subscribers {
+  private readonly reqs: http.ClientRequest[] = [];
+  /** Receipt times of publish i, one per client. */
+  private readonly receipts = new Map<number, number[]>();
+  private waiting?: { i: number; resolve: () => void };
+
+  async connect(url: string, n: number): Promise<number> {
+    const t0 = performance.now();
+    for (let done = 0; done < n; done += 100) {
+      await Promise.all(Array.from({ length: Math.min(100, n - done) }, () => this.one(url)));
+    }
+    return performance.now() - t0;
+  }
+
+  private one(url: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const req = http.get(url, { agent: false }, (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`subscribe: ${res.statusCode}`));
+        res.setEncoding('utf8');
+        let buf = '';
+        let opened = false;
+        res.on('data', (chunk: string) => {
+          buf += chunk;
+          let end = buf.indexOf('\n\n');
+          while (end !== -1) {
+            this.frame(buf.slice(0, end));
+            buf = buf.slice(end + 2);
+            end = buf.indexOf('\n\n');
+          }
+          if (!opened) {
+            opened = true;
+            resolve();
+          }
+        });
+        res.on('error', () => undefined);
+      });
+      req.on('error', reject);
+      this.reqs.push(req);
+    });
+  }
+
+  private frame(text: string): void {
+    const at = performance.now();
+    let event = '';
+    let data = '';
+    for (const line of text.split('\n')) {
+      if (line.startsWith('event: ')) event = line.slice(7);
+      else if (line.startsWith('data: ')) data = line.slice(6);
+    }
+    if (event !== 'run_log') return;
+    const m = /^bench-(\d+)$/.exec(JSON.parse(data).message);
+    if (!m) return;
+    const i = Number(m[1]);
+    const list = this.receipts.get(i) ?? [];
+    list.push(at);
+    this.receipts.set(i, list);
+    if (this.waiting?.i === i && list.length >= this.reqs.length) this.waiting.resolve();
+  }
+
+  /** Resolves when every client has publish i (or after `ms`); returns the receipt times. */
+  async received(i: number, ms = 10_000): Promise<number[]> {
+    if ((this.receipts.get(i)?.length ?? 0) < this.reqs.length) {
+      await Promise.race([new Promise<void>((resolve) => (this.waiting = { i, resolve })), sleep(ms)]);
+      this.waiting = undefined;
+    }
+    return this.receipts.get(i) ?? [];
+  }
+
+  close(): void {
+    for (const r of this.reqs) r.destroy();
+  }
+}
+
+interface Measure {
+  connectMs: number;
+  latencies: number[];
+  lastPerPublish: number[];
+  publishCall: number[];
+  missing: number;
+}
+
+async function measure(subs: Subscribers, publish: (i: number) => Promise<void>): Promise<Measure> {
+  const m: Measure = { connectMs: 0, latencies: [], lastPerPublish: [], publishCall: [], missing: 0 };
+  for (let i = 0; i < WARMUP + PUBLISHES; i++) {
+    const t0 = performance.now();
+    await publish(i);
+    const called = performance.now() - t0;
+    const times = await subs.received(i);
+    if (i < WARMUP) continue;
+    m.publishCall.push(called);
+    m.missing += SUBSCRIBERS - times.length;
+    const lat = times.map((t) => t - t0);
+    m.latencies.push(...lat);
+    m.lastPerPublish.push(Math.max(...lat));
+    await sleep(20);
+  }
+  return m;
+}
+
+say('starting the stack (embedded Postgres, Temporal dev server)...');
+await mochaGlobalSetup();
+const api = await startTestApi(workerEnv({ LOG_LEVEL: 'error' }));
+const knex = createKnex(stack().databaseUrl, { min: 1, max: 2 });
+const org = await newOrg(api, 'bench-sse');
+await importAgent(org.client, { name: '@bench/sse' });
+// No worker runs: the run stays pending and carries the log entries.
+const launched = await org.client.post('/api/agents/@bench/sse/run', { input: {} });
+if (launched.status !== 201) throw new Error(`launch failed: ${launched.status} ${launched.text}`);
+const runId: string = launched.body.id;
+const key = await newKey(api, org.client, { name: 'bench sse' });
+
+say(`1/2 service: ${SUBSCRIBERS} subscribers on /api/realtime/runs, ${PUBLISHES} log entries written with appendRunLog...`);
+const serviceSubs = new Subscribers();
+const serviceConnect = await serviceSubs.connect(`${api.url.replace('localhost', '127.0.0.1')}/api/realtime/runs?token=${key.key}&channels=run_log`, SUBSCRIBERS);
+if (api.realtimeStreams() !== SUBSCRIBERS) throw new Error(`expected ${SUBSCRIBERS} streams, the API holds ${api.realtimeStreams()}`);
+const service = await measure(serviceSubs, async (i) => {
+  await appendRunLog(knex, runId, { level: 'info', type: 'bench', message: `bench-${i}` });
+});
+service.connectMs = serviceConnect;
+serviceSubs.close();
+
+say(`2/2 bare: a raw node:http SSE writer fed in-process, the same ${SUBSCRIBERS} clients...`);
+const open = new Set<http.ServerResponse>();
+let frameNo = 0;
+const raw = http.createServer((req, res) => {
+  res.writeHead(200, { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache' });
+  res.write(`event: ping\nid: raw:0\ndata: {}\n\n`);
+  open.add(res);
+  req.on('close', () => open.delete(res));
+});
+await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+const rawSubs = new Subscribers();
+const rawConnect = await rawSubs.connect(`http://127.0.0.1:${(raw.address() as AddressInfo).port}/`, SUBSCRIBERS);
+const bare = await measure(rawSubs, async (i) => {
+  // The same frame shape the service sends: a logDto with runId.
+  const data = JSON.stringify({ object: 'run_log', seq: i + 1, level: 'info', type: 'bench', message: `bench-${i}`, createdAt: new Date().toISOString(), runId });
+  frameNo++;
+  for (const res of open) res.write(`event: run_log\nid: raw:${frameNo}\ndata: ${data}\n\n`);
+});
+bare.connectMs = rawConnect;
+rawSubs.close();
+raw.closeAllConnections();
+await new Promise((r) => raw.close(r));
+
+const rows = [
+  ['receipt latency p50 (ms)', pct(service.latencies, 50), pct(bare.latencies, 50)],
+  ['receipt latency p99 (ms)', pct(service.latencies, 99), pct(bare.latencies, 99)],
+  ['last of 1000 p50 (ms)', pct(service.lastPerPublish, 50), pct(bare.lastPerPublish, 50)],
+  ['publish call p50 (ms)', pct(service.publishCall, 50), pct(bare.publishCall, 50)],
+  ['connect 1000 clients (ms)', service.connectMs, bare.connectMs],
+] as const;
+console.log('');
+console.log(`${'measure'.padEnd(28)}${'service'.padStart(10)}${'bare'.padStart(10)}${'ratio'.padStart(8)}`);
+for (const [name, ours, base] of rows) {
+  console.log(`${name.padEnd(28)}${String(round(ours)).padStart(10)}${String(round(base)).padStart(10)}${(Math.round((ours / base) * 100) / 100).toFixed(2).padStart(8)}`);
+}
+console.log(
+  `\n${SUBSCRIBERS} subscribers, ${PUBLISHES} publishes (after ${WARMUP} warm-up); missing frames: service ${service.missing}, bare ${bare.missing}. ` +
+    'Service = appendRunLog (transaction + NOTIFY) -> LISTEN -> one row load -> fan-out; bare = res.write to each client. Servers and clients share this process.',
+);
+
+const result = {
+  when: new Date().toISOString(),
+  machine: { cpus: os.cpus().length, node: process.version },
+  subscribers: SUBSCRIBERS,
+  publishes: PUBLISHES,
+  missing: { service: service.missing, bare: bare.missing },
+  results: Object.fromEntries(rows.map(([name, ours, base]) => [name, { service: round(ours), bare: round(base), ratio: Math.round((ours / base) * 100) / 100 }])),
+};
+const file = path.join(import.meta.dirname, 'results', `sse-${result.when.replace(/[:.]/g, '-')}.json`);
+fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+say(`written ${path.relative(process.cwd(), file)}`);
+
+await knex.destroy();
+await api.close();
+await mochaGlobalTeardown();
+process.exit(0);
