@@ -1,0 +1,155 @@
+// Webhook delivery: run-terminal-to-receiver latency and deliveries per second through the
+// deliverWebhook ladder, against raw undici POSTs carrying the same HMAC to the same HTTPS
+// receiver. API and worker run as processes of their own. Writes JSON under test/bench/results/.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { Agent, request } from 'undici';
+import { deterministicEventId, publishEvent } from '../../shared/events/publish.ts';
+import { createKnex } from '../../shared/db/knex.ts';
+import { waitForHealthy } from '../../shared/stack/health.ts';
+import { freePort } from '../../shared/stack/ports.ts';
+import { signedHeaders } from '../../shared/webhooks/signature.ts';
+import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { mochaGlobalSetup, mochaGlobalTeardown } from '../setup/global.ts';
+import { newKey, newOrg } from '../support/api.ts';
+import { FakeModel, toolCall } from '../support/fake-model.ts';
+import { importAgent } from '../support/packages.ts';
+import { HttpsReceiver } from '../support/receiver.ts';
+import { stack } from '../support/stack.ts';
+import { workerEnv } from '../support/worker.ts';
+
+const say = (m: string) => console.log(`[bench] ${m}`);
+const pct = (xs: number[], p: number) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
+};
+const round = (n: number) => Math.round(n * 10) / 10;
+const RUNS = 25;
+const BURST = 200;
+
+say('starting the stack...');
+await mochaGlobalSetup();
+const receiver = await new HttpsReceiver().start();
+const model = await new FakeModel().start();
+model.setFallback(() => toolCall('output', { ok: true }));
+const port = await freePort();
+const env = {
+  ...process.env,
+  ...workerEnv({ NODE_EXTRA_CA_CERTS: receiver.caFile, PLATFORM_RUN_LIMITS: JSON.stringify({ per_org_global_rate_per_min: 100000 }) }),
+  LOG_LEVEL: 'error',
+  DATABASE_URL: stack().databaseUrl,
+  TEMPORAL_ADDRESS: stack().temporalAddress,
+};
+const node = (entry: string, extra: Record<string, string> = {}) =>
+  spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, entry)], { env: { ...env, ...extra }, stdio: ['ignore', 'ignore', 'inherit'] });
+const children = [node('api/main.ts', { PORT: String(port), HOST: '127.0.0.1' }), node('workers/main.ts')];
+const api = { url: `http://127.0.0.1:${port}` };
+await waitForHealthy(`${api.url}/api/health`, 60_000);
+const knex = createKnex(stack().databaseUrl, { min: 0, max: 4 });
+const connection = await Connection.connect({ address: stack().temporalAddress });
+const temporal = new Client({ connection });
+
+const org = await newOrg(api, 'bench');
+await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
+await importAgent(org.client, { name: '@bench/hooked' });
+const hook = await org.client.post('/api/webhooks', { level: 'space', spaceId: org.defaultSpaceId, url: receiver.url('/bench'), events: ['run.success'] });
+if (hook.status !== 201) throw new Error(`webhook: ${hook.status} ${hook.text}`);
+const secret: string = hook.body.secret;
+
+const arrivals = new Map<string, number>();
+receiver.respond((r) => {
+  arrivals.set(String(r.headers['webhook-id']), r.at);
+  return 200;
+});
+async function arrival(id: string, timeoutMs = 30_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  while (!arrivals.has(id)) {
+    if (Date.now() > deadline) throw new Error(`no delivery of ${id}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  return arrivals.get(id)!;
+}
+
+say(`1/2 run terminal to receiver (${RUNS} runs) and raw signed POSTs...`);
+const viaService: number[] = [];
+const viaRaw: number[] = [];
+const raw = new Agent({ connect: { ca: [fs.readFileSync(receiver.caFile, 'utf8')] } });
+async function rawPost(id: string): Promise<void> {
+  const body = JSON.stringify({ id, object: 'event', type: 'run.success', data: { object: { object: 'run', id } } });
+  const res = await request(receiver.url('/raw'), { method: 'POST', headers: signedHeaders([secret], id, 1, body), body, dispatcher: raw });
+  await res.body.dump();
+}
+let launcher = org.client;
+for (let i = 0; i < RUNS + 3; i++) {
+  // The launch route allows 20 a minute per identity (SPEC 8.2): a fresh key every 18 runs.
+  if (i % 18 === 0) launcher = (await newKey(api, org.client, { name: `bench-${i}` })).client;
+  const run = await launcher.post('/api/agents/@bench/hooked/run', { input: {} });
+  if (run.status !== 201) throw new Error(`launch: ${run.status} ${run.text}`);
+  const done = await launcher.get(`/api/runs/${run.body.id}?wait=30`);
+  const eventId = deterministicEventId(`${run.body.id}:run.success`);
+  if (done.body.status !== 'success') throw new Error(`bench run ended ${done.body.status}: ${done.body.error}`);
+  const at = await arrival(eventId);
+  const rawId = `raw-${i}`;
+  const t0 = Date.now();
+  await rawPost(rawId);
+  if (i >= 3) {
+    viaService.push(at - new Date(done.body.finishedAt).getTime());
+    viaRaw.push((await arrival(rawId)) - t0);
+  }
+}
+
+say(`2/2 deliveries per second (${BURST} events at once) and ${BURST} raw POSTs, 50 at a time...`);
+let t0 = Date.now();
+const burstIds = Array.from({ length: BURST }, (_, i) => `evt_burst${String(i).padStart(19, '0')}`);
+await Promise.all(
+  burstIds.map((id) =>
+    publishEvent(knex, temporal, { id, type: 'run.success', orgId: org.orgId, spaceId: org.defaultSpaceId, packageId: '@bench/hooked', object: { object: 'run', id }, occurredAt: new Date() }),
+  ),
+);
+await Promise.all(burstIds.map((id) => arrival(id, 120_000)));
+const servicePerSecond = BURST / ((Date.now() - t0) / 1000);
+t0 = Date.now();
+let next = 0;
+await Promise.all(
+  Array.from({ length: 50 }, async () => {
+    while (next < BURST) await rawPost(`rawburst-${next++}`);
+  }),
+);
+const rawPerSecond = BURST / ((Date.now() - t0) / 1000);
+
+const rows = [
+  ['terminal to receiver p50 (ms)', pct(viaService, 50), pct(viaRaw, 50)],
+  ['terminal to receiver p95 (ms)', pct(viaService, 95), pct(viaRaw, 95)],
+  ['deliveries per second', servicePerSecond, rawPerSecond],
+] as const;
+console.log('');
+console.log(`${'measure'.padEnd(32)}${'service'.padStart(10)}${'raw POST'.padStart(10)}${'ratio'.padStart(8)}`);
+for (const [name, ours, base] of rows) console.log(`${name.padEnd(32)}${String(round(ours)).padStart(10)}${String(round(base)).padStart(10)}${(ours / base).toFixed(2).padStart(8)}`);
+console.log('\nservice = deliverWebhook workflow (event store, egress check, signing, recorded attempt); raw = undici POST with the same HMAC');
+const result = {
+  when: new Date().toISOString(),
+  samples: { runs: viaService.length, burst: BURST },
+  results: Object.fromEntries(rows.map(([name, ours, base]) => [name, { service: round(ours), raw: round(base), ratio: Math.round((ours / base) * 100) / 100 }])),
+};
+const file = path.join(import.meta.dirname, 'results', `webhooks-${result.when.replace(/[:.]/g, '-')}.json`);
+fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
+say(`written ${path.relative(process.cwd(), file)}`);
+
+await raw.close();
+await knex.destroy();
+await connection.close();
+await Promise.all(
+  children.map(
+    (c) =>
+      new Promise((r) => {
+        c.once('exit', r);
+        c.kill('SIGTERM');
+      }),
+  ),
+);
+await model.stop();
+await receiver.stop();
+await mochaGlobalTeardown();
+process.exit(0);
