@@ -2,17 +2,13 @@
 // Prints a table with the ratios and writes JSON under test/bench/results/.
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
 import { Client, Connection } from '@temporalio/client';
-import { waitForHealthy } from '../../shared/stack/health.ts';
-import { freePort } from '../../shared/stack/ports.ts';
-import { PROJECT_ROOT } from '../../temporal/cli.ts';
 import { mochaGlobalSetup, mochaGlobalTeardown } from '../setup/global.ts';
+import { startServiceProcesses } from './processes.ts';
 import { type Client as Http, newKey, newOrg } from '../support/api.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { stack } from '../support/stack.ts';
-import { workerEnv } from '../support/worker.ts';
 
 const say = (m: string) => console.log(`[bench] ${m}`);
 const pct = (xs: number[], p: number) => {
@@ -29,13 +25,8 @@ model.setFallback(() => toolCall('output', { ok: true }));
 // their event loops do not share this one. Launch limits are raised so the benchmark measures
 // the path, not the organization caps.
 const limits = { PLATFORM_RUN_LIMITS: JSON.stringify({ max_concurrent_per_org: 1000, per_org_global_rate_per_min: 100000 }) };
-const port = await freePort();
-const env = { ...process.env, ...workerEnv(limits), LOG_LEVEL: 'error', DATABASE_URL: stack().databaseUrl, TEMPORAL_ADDRESS: stack().temporalAddress };
-const node = (entry: string, extra: Record<string, string> = {}) =>
-  spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, entry)], { env: { ...env, ...extra }, stdio: ['ignore', 'ignore', 'inherit'] });
-const children = [node('api/main.ts', { PORT: String(port), HOST: '127.0.0.1' }), node('workers/main.ts'), node('test/bench/bare-worker.ts')];
-const api = { url: `http://127.0.0.1:${port}` };
-await waitForHealthy(`${api.url}/api/health`, 60_000);
+const service = await startServiceProcesses(limits, ['test/bench/bare-worker.ts']);
+const api = { url: service.apiUrl };
 const connection = await Connection.connect({ address: stack().temporalAddress });
 const temporal = new Client({ connection });
 
@@ -162,15 +153,7 @@ fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
 say(`written ${path.relative(process.cwd(), file)}`);
 
 await connection.close();
-await Promise.all(
-  children.map(
-    (c) =>
-      new Promise((r) => {
-        c.once('exit', r);
-        c.kill('SIGTERM');
-      }),
-  ),
-);
+await service.stop();
 await model.stop();
 await mochaGlobalTeardown();
 process.exit(0);

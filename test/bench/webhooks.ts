@@ -1,24 +1,20 @@
 // Webhook delivery: run-terminal-to-receiver latency and deliveries per second through the
 // deliverWebhook ladder, against raw undici POSTs carrying the same HMAC to the same HTTPS
 // receiver. API and worker run as processes of their own. Writes JSON under test/bench/results/.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { Agent, request } from 'undici';
 import { deterministicEventId, publishEvent } from '../../shared/events/publish.ts';
 import { createKnex } from '../../shared/db/knex.ts';
-import { waitForHealthy } from '../../shared/stack/health.ts';
-import { freePort } from '../../shared/stack/ports.ts';
 import { signedHeaders } from '../../shared/webhooks/signature.ts';
-import { PROJECT_ROOT } from '../../temporal/cli.ts';
 import { mochaGlobalSetup, mochaGlobalTeardown } from '../setup/global.ts';
+import { startServiceProcesses } from './processes.ts';
 import { newKey, newOrg } from '../support/api.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { HttpsReceiver } from '../support/receiver.ts';
 import { stack } from '../support/stack.ts';
-import { workerEnv } from '../support/worker.ts';
 
 const say = (m: string) => console.log(`[bench] ${m}`);
 const pct = (xs: number[], p: number) => {
@@ -34,19 +30,8 @@ await mochaGlobalSetup();
 const receiver = await new HttpsReceiver().start();
 const model = await new FakeModel().start();
 model.setFallback(() => toolCall('output', { ok: true }));
-const port = await freePort();
-const env = {
-  ...process.env,
-  ...workerEnv({ NODE_EXTRA_CA_CERTS: receiver.caFile, PLATFORM_RUN_LIMITS: JSON.stringify({ per_org_global_rate_per_min: 100000 }) }),
-  LOG_LEVEL: 'error',
-  DATABASE_URL: stack().databaseUrl,
-  TEMPORAL_ADDRESS: stack().temporalAddress,
-};
-const node = (entry: string, extra: Record<string, string> = {}) =>
-  spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, entry)], { env: { ...env, ...extra }, stdio: ['ignore', 'ignore', 'inherit'] });
-const children = [node('api/main.ts', { PORT: String(port), HOST: '127.0.0.1' }), node('workers/main.ts')];
-const api = { url: `http://127.0.0.1:${port}` };
-await waitForHealthy(`${api.url}/api/health`, 60_000);
+const service = await startServiceProcesses({ NODE_EXTRA_CA_CERTS: receiver.caFile, PLATFORM_RUN_LIMITS: JSON.stringify({ per_org_global_rate_per_min: 100000 }) });
+const api = { url: service.apiUrl };
 const knex = createKnex(stack().databaseUrl, { min: 0, max: 4 });
 const connection = await Connection.connect({ address: stack().temporalAddress });
 const temporal = new Client({ connection });
@@ -140,15 +125,7 @@ say(`written ${path.relative(process.cwd(), file)}`);
 await raw.close();
 await knex.destroy();
 await connection.close();
-await Promise.all(
-  children.map(
-    (c) =>
-      new Promise((r) => {
-        c.once('exit', r);
-        c.kill('SIGTERM');
-      }),
-  ),
-);
+await service.stop();
 await model.stop();
 await receiver.stop();
 await mochaGlobalTeardown();
