@@ -132,9 +132,25 @@ describe('webhook retry ladder (time-skipping)', function () {
       }
       const got = receiver.requests.filter((r) => r.headers['webhook-id'] === eventId);
       expect(got.map((r) => r.headers['webhook-attempt'])).to.deep.equal(['1', '2', '3', '4']);
+      // The destination is checked at every attempt: once its address is no longer allowed
+      // (here: the instance stops allowing 127.0.0.1), the next delivery is a permanent refusal.
+      const strict = loadConfig(workerEnv({ NODE_EXTRA_CA_CERTS: receiver.caFile, EGRESS_ALLOW_INTERNAL_HOSTS: '' }));
+      const knex2 = createKnex(stack().databaseUrl, { min: 0, max: 1 });
+      try {
+        const attempt = createWebhookDeliveryActivity({ config: strict, knex: knex2, log: createLogger('silent', 't'), workflows: env.client });
+        const before = receiver.requests.length;
+        expect(await attempt.deliverWebhookAttempt({ eventId, webhookId: hook.body.id, attempt: 5 })).to.equal('permanent');
+        expect(receiver.requests.length).to.equal(before);
+        const refused = await knex2('webhook_deliveries').where({ webhook_id: hook.body.id, attempt: 5 }).first();
+        expect(refused.status).to.equal('failed');
+        expect(refused.error).to.contain('private or reserved');
+      } finally {
+        await knex2.destroy();
+      }
       expect(new Set(got.map((r) => r.body)).size).to.equal(1);
       const deliveries = await org.client.get(`/api/webhooks/${hook.body.id}/deliveries`);
       expect(deliveries.body.data.map((d: any) => [d.attempt, d.status, d.statusCode])).to.deep.equal([
+        [5, 'failed', null],
         [4, 'success', 200],
         [3, 'failed', 302],
         [2, 'failed', 503],
