@@ -6,6 +6,7 @@ import { assertServable, CURRENT_API_VERSION } from '../../shared/api-version.ts
 import { problem } from '../../shared/errors.ts';
 import { findSpace, isOrgAdmin, orgRole, orgScopes, spaceScopes } from '../../shared/identity/tenancy.ts';
 import { type OrgRole, type Scope, SPACE_ROLE_SCOPES, SPACE_ROLES, type SpaceRole, intersect } from '../../shared/permissions.ts';
+import { clientIp } from '../client-ip.ts';
 import type { AppContext, RouteDef } from '../route.ts';
 
 export interface TenancyState {
@@ -146,7 +147,7 @@ export async function resolveTenancy(ctx: AppContext, route: RouteDef): Promise<
     if (!eu) throw problem('invalid_end_user', { detail: `${serviceUser} is not an end-user of this key's space`, param: 'Service-User' });
     endUserId = eu.id;
     ctx.services.log.info(
-      { requestId: ctx.state.requestId, keyId: auth.key.id, endUserId, method: ctx.method, path: ctx.path, ip: ctx.ip, userAgent: ctx.get('User-Agent') },
+      { requestId: ctx.state.requestId, keyId: auth.key.id, endUserId, method: ctx.method, path: ctx.path, ip: clientIp(ctx, ctx.services.config.trustProxy), userAgent: ctx.get('User-Agent') },
       'impersonated request',
     );
   }

@@ -41,7 +41,12 @@ async function armBootstrapRow(api: TestApi, token: string) {
 }
 
 async function resetTokenFor(api: TestApi, email: string): Promise<string> {
-  const mail = await api.knex('mail_outbox').where({ to_email: email }).orderBy('created_at', 'desc').first();
+  // The mail is queued just after the 202 (the answer does not wait for the lookup).
+  let mail: any;
+  for (let i = 0; i < 40 && !mail; i++) {
+    mail = await api.knex('mail_outbox').where({ to_email: email }).orderBy('created_at', 'desc').first();
+    if (!mail) await new Promise((r) => setTimeout(r, 50));
+  }
   expect(mail, `reset mail to ${email}`).to.exist;
   const token = /\n\n(\S+)\n\n/.exec(mail.body)?.[1];
   expect(token).to.be.a('string');

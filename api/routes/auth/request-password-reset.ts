@@ -16,12 +16,15 @@ export default defineRoute<{ email: string }>({
   responses: { 202: { description: 'Accepted' } },
   async handler(ctx, { body }) {
     const { knex, log, config } = ctx.services;
-    const user = await findUserByEmail(knex, body.email);
-    if (user) {
+    // Answered before any lookup, so the response time does not tell whether the account exists.
+    const issue = async () => {
+      const user = await findUserByEmail(knex, body.email);
+      if (!user) return;
       const token = await issueResetToken(knex, user, config.publicUrl);
       // No SMTP transport exists yet: the operator relays the token from the outbox or this line.
       log.warn({ userId: user.id, resetToken: token }, 'password reset token queued in mail_outbox (no SMTP configured)');
-    }
+    };
+    void issue().catch((err) => log.error({ err }, 'password reset could not be queued'));
     ctx.status = 202;
   },
 });
