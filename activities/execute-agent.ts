@@ -40,7 +40,9 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
   return {
     async executeAgent(runId: string): Promise<ExecuteResult> {
       const ctx = Context.current();
-      const { run, agent } = await loadRunWithAgent(knex, runId);
+      const loaded = await loadRunWithAgent(knex, runId);
+      if (!loaded) throw failure('The run was deleted before it started');
+      const { run, agent } = loaded;
       if (!agent) throw failure(`Version ${run.package_version} of the agent is no longer available`);
       const model = await resolveModel(knex, config, run.org_id);
       if (!model) {

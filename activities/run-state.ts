@@ -42,7 +42,9 @@ export function createRunStateActivities(deps: ActivityDeps) {
 
     /** Writes the terminal status once (validating a success against the output schema). */
     async finalizeRun(runId: string, outcome: RunOutcome): Promise<RunStatus> {
-      const { run, agent } = await loadRunWithAgent(knex, runId);
+      const loaded = await loadRunWithAgent(knex, runId);
+      if (!loaded) return 'cancelled'; // nothing left to finalize
+      const { run, agent } = loaded;
       if (!LIVE_STATUSES.includes(run.status)) return run.status;
       let final = outcome;
       if (outcome.status === 'success') {

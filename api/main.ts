@@ -7,7 +7,7 @@ import { startApiServer } from './server.ts';
 let config: ReturnType<typeof loadConfig>;
 try {
   config = loadConfig();
-  if (!config.databaseUrl || !config.temporalAddress) throw new ConfigError('DATABASE_URL and TEMPORAL_ADDRESS are required to run the API alone; `npm start` sets them');
+  if (!config.databaseUrl || !config.temporalAddress || !config.secretsKey) throw new ConfigError('DATABASE_URL, TEMPORAL_ADDRESS and SECRETS_KEY are required to run the API alone; `npm start` sets them');
 } catch (err) {
   console.error(`configuration error: ${(err as Error).message}`);
   process.exit(1);

@@ -26,6 +26,7 @@ function parametersOf(route: RouteDef): unknown[] {
     }
   }
   if (route.auth !== 'none') out.push(header('Service-Version', 'API version (YYYY-MM-DD); echoed on the response', false));
+  if (route.idempotent) out.push(header('Idempotency-Key', 'At most 255 characters; a repeat replays the stored answer for 24 h', false, { type: 'string', maxLength: 255 }));
   if (route.context) {
     out.push(header('X-Org-Id', 'Organization (sessions); ignored with an API key', false, { type: 'string', format: 'uuid' }));
   }

@@ -65,6 +65,8 @@ export interface RouteDef<B = any, Q = any, P = any> {
   streamBody?: { contentType: string; schema: JsonSchema };
   responses: Record<number, ResponseDef>;
   rateLimit?: RateLimitRule;
+  /** Honours Idempotency-Key (SPEC 8.8); every other write refuses it. */
+  idempotent?: boolean;
   /**
    * Server-Sent Events routes (SPEC 4.5, 5.3): the API key may also come as query `token`, and a
    * session's organization and space as query `orgId` / `spaceId` (EventSource cannot send

@@ -6,6 +6,7 @@ import { problem } from '../shared/errors.ts';
 import { assertValid, bodyAjv, paramAjv } from '../shared/validation.ts';
 import { readJsonBody } from './middleware/body.ts';
 import { authenticate } from './middleware/authenticate.ts';
+import { idempotencyKeyFor, withIdempotency } from './middleware/idempotency.ts';
 import { enforceRateLimit } from './middleware/rate-limit.ts';
 import { resolveTenancy } from './middleware/tenancy.ts';
 import type { AppContext, RouteDef } from './route.ts';
@@ -31,21 +32,24 @@ export function buildRouter(routes: RouteDef[]): Router {
     router[route.method](route.path, async (raw) => {
       const ctx = raw as unknown as AppContext;
       await authenticate(ctx, route);
-      await enforceRateLimit(ctx, route);
-      await resolveTenancy(ctx, route);
-      const params = { ...ctx.params };
-      if (v.params) assertValid(v.params, params);
-      const query: Record<string, unknown> = { ...ctx.query };
-      if (v.query) assertValid(v.query, query);
+      await enforceRateLimit(ctx, route); // before idempotency: a replay still costs a point
+      await resolveTenancy(ctx, route); // permissions first, replays included
+      const idempotencyKey = idempotencyKeyFor(ctx, route);
       let body: unknown;
-      if (route.method !== 'get' && route.method !== 'delete' && !route.streamBody) {
-        body = await readJsonBody(ctx);
+      if (route.method !== 'get' && route.method !== 'delete' && !route.streamBody) body = await readJsonBody(ctx);
+      const handle = async () => {
+        const params = { ...ctx.params };
+        if (v.params) assertValid(v.params, params);
+        const query: Record<string, unknown> = { ...ctx.query };
+        if (v.query) assertValid(v.query, query);
         if (v.body) {
           if (body === undefined) body = {};
           assertValid(v.body, body);
         }
-      }
-      await route.handler(ctx, { body, query, params });
+        await route.handler(ctx, { body, query, params });
+      };
+      if (idempotencyKey) await withIdempotency(ctx, idempotencyKey, handle);
+      else await handle();
     });
   }
   return router;

@@ -41,11 +41,16 @@ export async function problems(ctx: AppContext, next: Next): Promise<void> {
     if (p.code === 'internal_error') {
       ctx.services.log.error({ err, requestId: ctx.state.requestId, method: ctx.method, path: ctx.path }, 'request failed');
     }
-    ctx.status = p.status;
-    for (const [k, v] of Object.entries(p.headers)) ctx.set(k, v);
-    if (p.retryAfter !== undefined) ctx.set('Retry-After', String(p.retryAfter));
-    if (p.status === 401) ctx.set('WWW-Authenticate', 'Bearer');
-    ctx.type = 'application/problem+json';
-    ctx.body = JSON.stringify(problemBody(ctx, p));
+    renderProblem(ctx, p);
   }
+}
+
+/** Writes the problem as the response: status, headers and the RFC 9457 body. */
+export function renderProblem(ctx: AppContext, p: ProblemError): void {
+  ctx.status = p.status;
+  for (const [k, v] of Object.entries(p.headers)) ctx.set(k, v);
+  if (p.retryAfter !== undefined) ctx.set('Retry-After', String(p.retryAfter));
+  if (p.status === 401) ctx.set('WWW-Authenticate', 'Bearer');
+  ctx.type = 'application/problem+json';
+  ctx.body = JSON.stringify(problemBody(ctx, p));
 }

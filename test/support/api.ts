@@ -8,6 +8,7 @@ import { createLogger } from '../../shared/log.ts';
 import type { RouteDef } from '../../api/route.ts';
 import { type ApiServer, startApiServer } from '../../api/server.ts';
 import { stack } from './stack.ts';
+import { TEST_SECRETS_KEY } from './worker.ts';
 
 export interface TestApi extends ApiServer {
   knex: Knex;
@@ -15,7 +16,7 @@ export interface TestApi extends ApiServer {
 
 /** Starts an API on a free port with the given environment on top of the test stack. */
 export async function startTestApi(env: Record<string, string> = {}, extraRoutes: RouteDef[] = []): Promise<TestApi> {
-  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ...env });
+  const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SECRETS_KEY: TEST_SECRETS_KEY, ...env });
   const s = stack();
   const server = await startApiServer(config, {
     databaseUrl: s.databaseUrl,

@@ -27,6 +27,7 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string }
   context: 'space',
   scope: 'agents:run',
   rateLimit: { points: 20, duration: 60, by: 'identity' },
+  idempotent: true,
   params: agentPathParams,
   body: {
     type: 'object',

@@ -38,6 +38,7 @@ export default defineRoute<Body>({
   auth: 'any',
   context: 'org',
   rateLimit: { points: 10, duration: 60, by: 'identity' },
+  idempotent: true,
   body: {
     type: 'object',
     additionalProperties: false,

@@ -5,6 +5,7 @@ import * as m001 from './001_identity.ts';
 import * as m002 from './002_packages.ts';
 import * as m003 from './003_runs.ts';
 import * as m004 from './004_webhooks.ts';
+import * as m005 from './005_idempotency.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -16,6 +17,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '002_packages': m002,
   '003_runs': m003,
   '004_webhooks': m004,
+  '005_idempotency': m005,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

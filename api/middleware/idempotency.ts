@@ -1,0 +1,86 @@
+// Idempotency-Key (SPEC 8.8, 3.2): honoured on the operations that declare it, refused on
+// every other POST, PUT, PATCH and DELETE, ignored on reads and on /api/auth/*. Keys live in
+// Postgres, scoped to organization and space, so every API process shares them.
+import { createHash } from 'node:crypto';
+import { ProblemError, problem } from '../../shared/errors.ts';
+import { decryptSecret, encryptSecret } from '../../shared/secrets.ts';
+import type { AppContext, RouteDef } from '../route.ts';
+import { renderProblem } from './problems.ts';
+
+export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+export const MAX_STORED_RESPONSE_CHARS = 1_048_576;
+export const MAX_KEY_LENGTH = 255;
+/** Response headers a replay carries besides the body. */
+const REPLAYED_HEADERS = ['content-type', 'location', 'etag', 'link'];
+
+/** The key to honour, or undefined; throws for a key this operation refuses. */
+export function idempotencyKeyFor(ctx: AppContext, route: RouteDef): string | undefined {
+  const key = ctx.get('Idempotency-Key');
+  if (!key || ['GET', 'HEAD', 'OPTIONS'].includes(ctx.method) || ctx.path.startsWith('/api/auth/')) return undefined;
+  if (!route.idempotent) {
+    throw problem('idempotency_not_supported', { detail: `${ctx.method} ${route.path} does not honor Idempotency-Key`, param: 'Idempotency-Key' });
+  }
+  if (key.length > MAX_KEY_LENGTH) {
+    throw problem('invalid_idempotency_key', { detail: `Idempotency-Key is ${key.length} characters; at most ${MAX_KEY_LENGTH}`, param: 'Idempotency-Key' });
+  }
+  return key;
+}
+
+function fingerprint(ctx: AppContext): string {
+  return createHash('sha256')
+    .update(`${ctx.method}\n${ctx.path}\n${ctx.querystring}\n`)
+    .update(ctx.state.rawBody ?? Buffer.alloc(0))
+    .digest('hex');
+}
+
+/**
+ * Runs `handle` once per key: a repeat with the same fingerprint replays the stored answer
+ * (`Idempotent-Replayed: true`); 2xx and 4xx answers are kept 24 h; a throw or a 5xx releases
+ * the key. Permissions were checked before this, on every request, replays included.
+ */
+export async function withIdempotency(ctx: AppContext, key: string, handle: () => Promise<void>): Promise<void> {
+  const { knex } = ctx.services;
+  const { org, space } = ctx.state.tenancy!;
+  const where = { org_id: org!.id, space_key: space?.id ?? '', key };
+  const fp = fingerprint(ctx);
+  await knex('idempotency_keys').where(where).where('expires_at', '<', new Date()).delete();
+  const claimed = await knex('idempotency_keys')
+    .insert({ ...where, fingerprint: fp, state: 'in_progress', expires_at: new Date(Date.now() + IDEMPOTENCY_TTL_MS) })
+    .onConflict(['org_id', 'space_key', 'key'])
+    .ignore()
+    .returning('key');
+  if (claimed.length === 0) {
+    const row = await knex('idempotency_keys').where(where).first();
+    if (!row || row.state === 'in_progress') {
+      if (row && row.fingerprint !== fp) throw problem('idempotency_conflict', { param: 'Idempotency-Key' });
+      throw problem('idempotency_in_progress', { detail: 'A request with this Idempotency-Key is still running', param: 'Idempotency-Key', retryAfter: 1 });
+    }
+    if (row.fingerprint !== fp) {
+      throw problem('idempotency_conflict', { detail: 'This Idempotency-Key was used with another method, path, query or body', param: 'Idempotency-Key' });
+    }
+    ctx.status = row.response_status;
+    for (const [k, v] of Object.entries(row.response_headers as Record<string, string>)) ctx.set(k, v);
+    ctx.set('Idempotent-Replayed', 'true');
+    ctx.body = decryptSecret(ctx.services.config.secretsKey, row.response_body);
+    return;
+  }
+  const release = () => knex('idempotency_keys').where(where).delete();
+  try {
+    await handle();
+  } catch (err) {
+    if (!(err instanceof ProblemError) || err.status >= 500) {
+      await release();
+      throw err;
+    }
+    renderProblem(ctx, err); // a 4xx is an answer like any other: stored and replayed
+  }
+  const body = typeof ctx.body === 'string' ? ctx.body : ctx.body === undefined ? '' : JSON.stringify(ctx.body);
+  if (ctx.status >= 500 || body.length > MAX_STORED_RESPONSE_CHARS) {
+    await release();
+    return;
+  }
+  const headers = Object.fromEntries(REPLAYED_HEADERS.filter((h) => ctx.response.get(h)).map((h) => [h, ctx.response.get(h)]));
+  // Encrypted at rest: a stored answer can hold a secret returned once (a webhook's whsec_).
+  const sealed = encryptSecret(ctx.services.config.secretsKey, body);
+  await knex('idempotency_keys').where(where).update({ state: 'done', response_status: ctx.status, response_headers: JSON.stringify(headers), response_body: sealed });
+}
