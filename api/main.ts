@@ -1,19 +1,12 @@
-// API process entry: `node api/main.ts` with DATABASE_URL and TEMPORAL_ADDRESS set
+// API process entry: `node api/main.ts` with DATABASE_URL, TEMPORAL_ADDRESS and SECRETS_KEY set
 // (npm start sets both for its children). Scale out by running several.
-import { ConfigError, loadConfig } from '../shared/config.ts';
+import { loadServiceConfig } from '../shared/config.ts';
 import { createLogger } from '../shared/log.ts';
 import { startApiServer } from './server.ts';
 
-let config: ReturnType<typeof loadConfig>;
-try {
-  config = loadConfig();
-  if (!config.databaseUrl || !config.temporalAddress || !config.secretsKey) throw new ConfigError('DATABASE_URL, TEMPORAL_ADDRESS and SECRETS_KEY are required to run the API alone; `npm start` sets them');
-} catch (err) {
-  console.error(`configuration error: ${(err as Error).message}`);
-  process.exit(1);
-}
+const config = loadServiceConfig('API');
 const log = createLogger(config.logLevel, 'api');
-const api = await startApiServer(config, { databaseUrl: config.databaseUrl!, temporalAddress: config.temporalAddress!, log });
+const api = await startApiServer(config, { databaseUrl: config.databaseUrl, temporalAddress: config.temporalAddress, log });
 log.info({ url: api.url, port: api.port }, 'API listening');
 
 let stopping = false;

@@ -253,3 +253,21 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
 }
 
 export type Config = ReturnType<typeof loadConfig>;
+
+/**
+ * Configuration of a service process (API or worker) run on its own: the embedded defaults do
+ * not apply there, so Postgres, Temporal and the secrets key must be named. Exits with a message
+ * naming what is wrong.
+ */
+export function loadServiceConfig(role: 'API' | 'worker'): Config & { databaseUrl: string; temporalAddress: string; secretsKey: Buffer } {
+  try {
+    const config = loadConfig();
+    if (!config.databaseUrl || !config.temporalAddress || !config.secretsKey) {
+      throw new ConfigError(`DATABASE_URL, TEMPORAL_ADDRESS and SECRETS_KEY are required to run the ${role} on its own; \`npm start\` sets them`);
+    }
+    return config as Config & { databaseUrl: string; temporalAddress: string; secretsKey: Buffer };
+  } catch (err) {
+    console.error(`configuration error: ${(err as Error).message}`);
+    process.exit(1);
+  }
+}
