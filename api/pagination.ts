@@ -1,5 +1,7 @@
 // Offset and sequence pagination (SPEC 8.7) with RFC 8288 Link headers. An out-of-range
 // `limit` falls back to the route's default.
+import type { Knex } from 'knex';
+import { problem } from '../shared/errors.ts';
 import type { AppContext } from './route.ts';
 
 export function limitFrom(raw: unknown, def: number, max: number): number {
@@ -31,4 +33,45 @@ export function setOffsetLinks(ctx: AppContext, page: { limit: number; offset: n
 /** Sets Link rel=next for a sequence page that has more after `lastSeq`. */
 export function setSequenceNext(ctx: AppContext, lastSeq: number, limit: number): void {
   ctx.set('Link', link(ctx, { since: lastSeq, limit }, 'next'));
+}
+
+export const cursorQuery = {
+  limit: { type: 'integer', description: 'Page size; out of range falls back to the default' },
+  startingAfter: { type: 'string', description: 'Id of the last item received: the page after it' },
+  endingBefore: { type: 'string', description: 'Id of the first item received: the page before it' },
+} as const;
+
+/**
+ * Cursor pagination over rows ordered newest first by (created_at, id): `startingAfter` pages
+ * forward, `endingBefore` backward. An unknown cursor is 400. Sets Link rel=next/prev.
+ */
+export async function cursorPage<T extends { id: string; created_at: Date }>(
+  ctx: AppContext,
+  base: Knex.QueryBuilder,
+  opts: { limit: number; startingAfter?: string; endingBefore?: string },
+): Promise<{ rows: T[]; hasMore: boolean }> {
+  const cursorId = opts.startingAfter ?? opts.endingBefore;
+  const q = base.clone();
+  let backward = false;
+  if (cursorId) {
+    const param = opts.startingAfter ? 'startingAfter' : 'endingBefore';
+    const cursor = await base.clone().where('id', cursorId).first();
+    if (!cursor) {
+      throw problem('validation_failed', { detail: `${param} names no item of this list`, param, errors: [{ field: param, code: 'invalid_value', message: 'unknown cursor' }] });
+    }
+    backward = !opts.startingAfter;
+    // Compared in SQL: timestamps keep their microseconds (a JS Date would round them).
+    const at = base.clone().clearSelect().where('id', cursorId).select('created_at', 'id');
+    q.where(ctx.services.knex.raw('(created_at, id)'), backward ? '>' : '<', at);
+  }
+  const dir = backward ? 'asc' : 'desc';
+  const fetched = (await q.orderBy([{ column: 'created_at', order: dir }, { column: 'id', order: dir }]).limit(opts.limit + 1)) as T[];
+  const hasMore = fetched.length > opts.limit;
+  const rows = fetched.slice(0, opts.limit);
+  if (backward) rows.reverse();
+  const links: string[] = [];
+  if (rows.length && (backward || hasMore)) links.push(`<${ctx.path}?limit=${opts.limit}&startingAfter=${rows[rows.length - 1].id}>; rel="next"`);
+  if (rows.length && (opts.startingAfter !== undefined || (backward && hasMore))) links.push(`<${ctx.path}?limit=${opts.limit}&endingBefore=${rows[0].id}>; rel="prev"`);
+  if (links.length) ctx.set('Link', links.join(', '));
+  return { rows, hasMore };
 }

@@ -146,10 +146,19 @@ export async function resolveTenancy(ctx: AppContext, route: RouteDef): Promise<
     const eu = await EndUser.query(ctx.services.knex).findOne({ id: serviceUser, org_id: org.id, space_id: auth.key.space_id });
     if (!eu) throw problem('invalid_end_user', { detail: `${serviceUser} is not an end-user of this key's space`, param: 'Service-User' });
     endUserId = eu.id;
-    ctx.services.log.info(
-      { requestId: ctx.state.requestId, keyId: auth.key.id, endUserId, method: ctx.method, path: ctx.path, ip: clientIp(ctx, ctx.services.config.trustProxy), userAgent: ctx.get('User-Agent') },
-      'impersonated request',
-    );
+    const audit = {
+      org_id: org.id,
+      space_id: auth.key.space_id,
+      request_id: ctx.state.requestId,
+      key_id: auth.key.id,
+      end_user_id: endUserId,
+      method: ctx.method,
+      path: ctx.path,
+      ip: clientIp(ctx, ctx.services.config.trustProxy),
+      user_agent: ctx.get('User-Agent').slice(0, 512) || null,
+    };
+    ctx.services.log.info({ ...audit }, 'impersonated request');
+    await ctx.services.knex('impersonation_audit').insert(audit);
   }
   ctx.state.tenancy = { org, orgRole: role, space, scopes, endUserId, viewAs: view.viewAs };
   if (route.scope && !scopes.has(route.scope)) {

@@ -21,6 +21,7 @@ import me from './me/permissions.ts';
 import { packageRoutes } from './packages/index.ts';
 import { realtimeRoutes } from './realtime/index.ts';
 import { webhookRoutes } from './webhooks/index.ts';
+import { endUserRoutes } from './end-users/index.ts';
 import launchRun from './agents/launch-run.ts';
 import agentRuns from './agents/runs-list.ts';
 import modelCreate from './models/create.ts';
@@ -38,6 +39,7 @@ import orgList from './orgs/list.ts';
 import orgMemberAdd from './orgs/members-add.ts';
 import orgMemberList from './orgs/members-list.ts';
 import orgMemberRemove from './orgs/members-remove.ts';
+import impersonationAudit from './orgs/impersonation-audit.ts';
 import roleCreate from './orgs/roles-create.ts';
 import roleList from './orgs/roles-list.ts';
 import spaceCreate from './spaces/create.ts';
@@ -63,6 +65,7 @@ export const resourceRoutes: RouteDef[] = [
   orgMemberRemove,
   roleCreate,
   roleList,
+  impersonationAudit,
   spaceList,
   spaceCreate,
   spaceMemberList,
@@ -87,6 +90,7 @@ export const resourceRoutes: RouteDef[] = [
   modelUpdate,
   modelDelete,
   ...webhookRoutes,
+  ...endUserRoutes,
   ...realtimeRoutes,
 ];
 

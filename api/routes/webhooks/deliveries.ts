@@ -1,5 +1,4 @@
-import { problem } from '../../../shared/errors.ts';
-import { limitFrom } from '../../pagination.ts';
+import { cursorPage, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { webhookFor, webhookIdParam } from './_access.ts';
@@ -38,16 +37,10 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string }, 
     const hook = await webhookFor(ctx, params.id, 'read');
     const { knex } = ctx.services;
     const limit = limitFrom(query.limit, 20, 100);
-    const q = knex('webhook_deliveries').where({ webhook_id: hook.id });
-    if (query.startingAfter) {
-      const cursor = await knex('webhook_deliveries').where({ id: query.startingAfter, webhook_id: hook.id }).first();
-      if (!cursor) throw problem('validation_failed', { detail: 'startingAfter names no delivery of this webhook', param: 'startingAfter', errors: [{ field: 'startingAfter', code: 'invalid_value', message: 'unknown cursor' }] });
-      q.whereRaw('(created_at, id) < (?, ?)', [cursor.created_at, cursor.id]);
-    }
-    const rows = await q.orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(limit + 1);
-    const page = rows.slice(0, limit);
-    const hasMore = rows.length > limit;
-    if (hasMore) ctx.set('Link', `<${ctx.path}?limit=${limit}&startingAfter=${page[page.length - 1].id}>; rel="next"`);
+    const { rows: page, hasMore } = await cursorPage<{ id: string; created_at: Date; [k: string]: any }>(ctx, knex('webhook_deliveries').where({ webhook_id: hook.id }), {
+      limit,
+      startingAfter: query.startingAfter,
+    });
     ctx.body = {
       object: 'list',
       hasMore,

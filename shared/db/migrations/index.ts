@@ -6,6 +6,7 @@ import * as m002 from './002_packages.ts';
 import * as m003 from './003_runs.ts';
 import * as m004 from './004_webhooks.ts';
 import * as m005 from './005_idempotency.ts';
+import * as m006 from './006_impersonation_audit.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '003_runs': m003,
   '004_webhooks': m004,
   '005_idempotency': m005,
+  '006_impersonation_audit': m006,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
