@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { CURRENT_API_VERSION } from '../shared/api-version.ts';
 import { ERROR_CATALOG } from '../shared/errors.ts';
 import { type JsonSchema, openApiPath, type RouteDef } from './route.ts';
+import { rateLimitOf } from './rate-limits.ts';
 import { problemSchema } from './schemas.ts';
 
 const header = (name: string, description: string, required = false, schema: JsonSchema = { type: 'string' }) => ({
@@ -46,9 +47,10 @@ function responsesOf(route: RouteDef): Record<string, unknown> {
   }
   const problemRef = { content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
   out.default = { description: 'Error (RFC 9457 problem document)', ...problemRef };
-  if (route.rateLimit) {
+  const limit = rateLimitOf(route);
+  if (limit) {
     out['429'] = {
-      description: `Rate limited: ${route.rateLimit.points} per ${route.rateLimit.duration} s per ${route.rateLimit.by === 'ip' ? 'client IP' : 'identity'}`,
+      description: `Rate limited: ${limit.points} per ${limit.duration} s per ${limit.by === 'ip' ? 'client IP' : 'identity'}${limit.productionOnly ? ' (NODE_ENV=production)' : ''}`,
       headers: { 'Retry-After': { schema: { type: 'integer' } }, RateLimit: { schema: { type: 'string' } } },
       ...problemRef,
     };
@@ -77,7 +79,7 @@ export function buildOpenApi(routes: RouteDef[], publicUrl: string): Record<stri
       ...(route.streamBody ? { requestBody: { required: true, content: { [route.streamBody.contentType]: { schema: route.streamBody.schema } } } } : {}),
       responses: responsesOf(route),
       ...(route.scope ? { 'x-required-scope': route.scope } : {}),
-      ...(route.rateLimit ? { 'x-rate-limit': route.rateLimit } : {}),
+      ...(rateLimitOf(route) ? { 'x-rate-limit': rateLimitOf(route) } : {}),
       ...(route.sseFrames ? { 'x-sse-frames': route.sseFrames } : {}),
     };
   }

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { problem } from '../../shared/errors.ts';
 import { clientIp } from '../client-ip.ts';
+import { rateLimitOf } from '../rate-limits.ts';
 import type { AppContext, RateLimitRule, RouteDef } from '../route.ts';
 
 export class RateLimiters {
@@ -45,7 +46,7 @@ function setHeaders(ctx: AppContext, rule: RateLimitRule, res: RateLimiterRes): 
 
 /** Consumes one point for the route; 429 `rate_limited` with Retry-After when exhausted. */
 export async function enforceRateLimit(ctx: AppContext, route: RouteDef): Promise<void> {
-  const rule = route.rateLimit;
+  const rule = rateLimitOf(route);
   if (!rule) return;
   if (rule.productionOnly && ctx.services.config.nodeEnv !== 'production') return;
   const limiter = ctx.services.rateLimiters.forRoute(`${route.method.toUpperCase()} ${route.path}`, rule);
