@@ -68,6 +68,11 @@ export interface RouteDef<B = any, Q = any, P = any> {
   /** Honours Idempotency-Key (SPEC 8.8); every other write refuses it. */
   idempotent?: boolean;
   /**
+   * Re-shapes a replayed 2xx body for the caller replaying it (SPEC 8.8.5), e.g. a run as the
+   * current caller may see it now. Throwing a problem answers that instead.
+   */
+  shapeReplay?: (ctx: AppContext, storedBody: string) => Promise<string>;
+  /**
    * Server-Sent Events routes (SPEC 4.5, 5.3): the API key may also come as query `token`, and a
    * session's organization and space as query `orgId` / `spaceId` (EventSource cannot send
    * headers). No other route reads these parameters.

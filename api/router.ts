@@ -48,7 +48,7 @@ export function buildRouter(routes: RouteDef[]): Router {
         }
         await route.handler(ctx, { body, query, params });
       };
-      if (idempotencyKey) await withIdempotency(ctx, idempotencyKey, handle);
+      if (idempotencyKey) await withIdempotency(ctx, idempotencyKey, handle, route.shapeReplay);
       else await handle();
     });
   }

@@ -38,7 +38,12 @@ function fingerprint(ctx: AppContext): string {
  * (`Idempotent-Replayed: true`); 2xx and 4xx answers are kept 24 h; a throw or a 5xx releases
  * the key. Permissions were checked before this, on every request, replays included.
  */
-export async function withIdempotency(ctx: AppContext, key: string, handle: () => Promise<void>): Promise<void> {
+export async function withIdempotency(
+  ctx: AppContext,
+  key: string,
+  handle: () => Promise<void>,
+  shapeReplay?: RouteDef['shapeReplay'],
+): Promise<void> {
   const { knex } = ctx.services;
   const { org, space } = ctx.state.tenancy!;
   const where = { org_id: org!.id, space_key: space?.id ?? '', key };
@@ -58,10 +63,12 @@ export async function withIdempotency(ctx: AppContext, key: string, handle: () =
     if (row.fingerprint !== fp) {
       throw problem('idempotency_conflict', { detail: 'This Idempotency-Key was used with another method, path, query or body', param: 'Idempotency-Key' });
     }
+    const stored = decryptSecret(ctx.services.config.secretsKey, row.response_body);
+    const body = shapeReplay && row.response_status < 300 ? await shapeReplay(ctx, stored) : stored;
     ctx.status = row.response_status;
     for (const [k, v] of Object.entries(row.response_headers as Record<string, string>)) ctx.set(k, v);
     ctx.set('Idempotent-Replayed', 'true');
-    ctx.body = decryptSecret(ctx.services.config.secretsKey, row.response_body);
+    ctx.body = body;
     return;
   }
   const release = () => knex('idempotency_keys').where(where).delete();

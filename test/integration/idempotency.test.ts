@@ -85,6 +85,20 @@ describe('idempotency', function () {
     expectProblem(await viewer.client.post('/api/agents/@idem/agent/run', { input: { topic: 'p' } }, { headers }), 403, 'forbidden');
   });
 
+  it('shapes a replayed run for the caller replaying it: current state, 404 if it may not see it', async () => {
+    const headers = { 'Idempotency-Key': 'launch-shape' };
+    const body = { input: { topic: 's' } };
+    const first = await org.client.post('/api/agents/@idem/agent/run', body, { headers });
+    await api.knex('runs').where({ id: first.body.id }).update({ status: 'failed', error: 'changed meanwhile', started_at: new Date(), finished_at: new Date() });
+    const again = await org.client.post('/api/agents/@idem/agent/run', body, { headers });
+    expect(again.status).to.equal(201);
+    expect(again.headers.get('idempotent-replayed')).to.equal('true');
+    expect(again.body).to.include({ id: first.body.id, status: 'failed', error: 'changed meanwhile' });
+    // A member without runs:read-all holds agents:run but cannot read the owner's run.
+    const member = await newMember(api, org);
+    expectProblem(await member.client.post('/api/agents/@idem/agent/run', body, { headers }), 404, 'not_found');
+  });
+
   it('refuses the header on operations that do not honour it, ignores it on reads and /api/auth/*', async () => {
     const headers = { 'Idempotency-Key': 'nope' };
     const orgs = await org.client.post('/api/orgs', { name: 'x' }, { headers });

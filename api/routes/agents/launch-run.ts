@@ -4,6 +4,7 @@ import { admitRun, startRunWorkflow } from '../../../shared/runs/launch.ts';
 import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { assertValid, userSchemaValidator } from '../../../shared/validation.ts';
 import { defineRoute } from '../../route.ts';
+import { findVisibleRun } from '../runs/_visible.ts';
 
 
 export const agentPathParams = {
@@ -28,6 +29,10 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string }
   scope: 'agents:run',
   rateLimit: { points: 20, duration: 60, by: 'identity' },
   idempotent: true,
+  // A replay shows the run as the replaying caller may see it now (404 if it may not).
+  async shapeReplay(ctx, stored) {
+    return JSON.stringify(runDto(await findVisibleRun(ctx, JSON.parse(stored).id)));
+  },
   params: agentPathParams,
   body: {
     type: 'object',
