@@ -1,10 +1,10 @@
 import type { Knex } from 'knex';
 import { type ResolvedAgent, resolveAgent } from '../shared/packages/resolve-agent.ts';
-import type { RunRow } from '../shared/runs/model.ts';
+import { RUN_SELECT, type RunRow, runsWithPackage } from '../shared/runs/model.ts';
 
 /** The run and the exact agent version it was launched with; undefined once the run is deleted. */
 export async function loadRunWithAgent(knex: Knex, runId: string): Promise<{ run: RunRow; agent: ResolvedAgent | undefined } | undefined> {
-  const run = (await knex('runs as r').join('packages as p', 'p.id', 'r.package_id').where('r.id', runId).select('r.*', 'p.scope', 'p.name').first()) as
+  const run = (await runsWithPackage(knex).where('r.id', runId).select(RUN_SELECT).first()) as
     | (RunRow & { scope: string; name: string })
     | undefined;
   if (!run) return undefined; // deleted (directly, or with its organization) while queued

@@ -1,6 +1,6 @@
 // Turns a run's status change into an event (SPEC 6.1) and fans it out to webhooks.
 import { deterministicEventId, publishEvent, runEventObject } from '../shared/events/publish.ts';
-import type { RunRow } from '../shared/runs/model.ts';
+import { RUN_SELECT, type RunRow, runsWithPackage } from '../shared/runs/model.ts';
 import type { ActivityDeps } from './deps.ts';
 
 export function createPublishRunEventActivity(deps: ActivityDeps) {
@@ -8,7 +8,7 @@ export function createPublishRunEventActivity(deps: ActivityDeps) {
   return {
     /** Idempotent: the event id derives from run and type, delivery workflow ids from both ids. */
     async publishRunEvent(runId: string, type: string): Promise<number> {
-      const run = (await knex('runs as r').join('packages as p', 'p.id', 'r.package_id').where('r.id', runId).select('r.*', 'p.scope', 'p.name', 'p.ephemeral').first()) as
+      const run = (await runsWithPackage(knex).where('r.id', runId).select(RUN_SELECT).first()) as
         | (RunRow & { scope: string; name: string; ephemeral: boolean })
         | undefined;
       if (!run) return 0; // deleted meanwhile: nothing to announce

@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { Logger } from '../shared/log.ts';
 import { RUN_EVENTS_CHANNEL, type RunEvent } from '../shared/runs/events.ts';
 import { logDto } from '../shared/runs/logs.ts';
-import { RUN_SELECT, type RunRow, runDto, TERMINAL_STATUSES } from '../shared/runs/model.ts';
+import { RUN_SELECT, type RunRow, runDto, runsWithPackage, TERMINAL_STATUSES } from '../shared/runs/model.ts';
 import { canReadRun, type RunAudience } from './routes/runs/_visible.ts';
 import type { RealtimeChannel, SseStream } from './sse.ts';
 
@@ -192,7 +192,7 @@ export class RunEventsHub {
   private async load(event: RunEvent, channel: RealtimeChannel): Promise<Outgoing | undefined> {
     const knex = this.knex!;
     if (event.kind === 'status') {
-      const row = await knex('runs as r').join('packages as p', 'p.id', 'r.package_id').where('r.id', event.runId).select(RUN_SELECT).first();
+      const row = await runsWithPackage(knex).where('r.id', event.runId).select(RUN_SELECT).first();
       return row && { channel, run: row, data: JSON.stringify(runDto(row)) };
     }
     if (event.kind === 'log') {

@@ -1,4 +1,6 @@
 // Run rows and their wire shape (DESIGN.md section 5, "Runs").
+import type { Knex } from 'knex';
+
 export const RUN_STATUSES = ['pending', 'running', 'success', 'failed', 'timeout', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['success', 'failed', 'timeout', 'cancelled']);
@@ -40,8 +42,13 @@ export interface RunRow {
   package_full_name?: string;
 }
 
-/** Run columns plus the package's '@scope/name'. */
-export const RUN_SELECT = ['r.*', 'p.scope', 'p.name'] as const;
+/** Run columns plus the package's '@scope/name' parts (and whether it is an inline package). */
+export const RUN_SELECT = ['r.*', 'p.scope', 'p.name', 'p.ephemeral'] as const;
+
+/** Runs (`r`) joined to their package (`p`): every run read starts here. */
+export function runsWithPackage(knex: Knex): Knex.QueryBuilder {
+  return knex('runs as r').join('packages as p', 'p.id', 'r.package_id');
+}
 
 export function runDto(row: RunRow & { scope?: string; name?: string }) {
   const duration = row.started_at && row.finished_at ? row.finished_at.getTime() - row.started_at.getTime() : null;

@@ -1,21 +1,13 @@
-// `npm run bench`: the product's run path against bare Temporal baselines, on one stack.
-// Prints a table with the ratios and writes JSON under test/bench/results/.
-import fs from 'node:fs';
-import path from 'node:path';
+
 import { Client, Connection } from '@temporalio/client';
 import { mochaGlobalSetup, mochaGlobalTeardown } from '../setup/global.ts';
+import { pct, printTable, type Row, resultsOf, say, writeResult } from './report.ts';
 import { startServiceProcesses } from './processes.ts';
 import { type Client as Http, newKey, newOrg } from '../support/api.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { stack } from '../support/stack.ts';
 
-const say = (m: string) => console.log(`[bench] ${m}`);
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
-const round = (n: number) => Math.round(n * 10) / 10;
 
 say('starting the stack (embedded Postgres, Temporal dev server)...');
 await mochaGlobalSetup();
@@ -135,10 +127,8 @@ const rows = [
   ['POST to terminal p95 (ms)', pct(e2eRun, 95), pct(e2eBare, 95)],
   ['runs/s at 10 concurrent', tput.run10, tput.bare10],
   ['runs/s at 50 concurrent', tput.run50, tput.bare50],
-] as const;
-console.log('');
-console.log(`${'measure'.padEnd(28)}${'service'.padStart(10)}${'bare'.padStart(10)}${'ratio'.padStart(8)}`);
-for (const [name, ours, bare] of rows) console.log(`${name.padEnd(28)}${String(round(ours)).padStart(10)}${String(round(bare)).padStart(10)}${(Math.round((ours / bare) * 100) / 100).toFixed(2).padStart(8)}`);
+] satisfies Row[];
+printTable(rows, 'bare');
 console.log(`\nsandbox mode: ${sandboxMode}; bare = client.workflow.start (ack) and a workflow whose one activity spawns node -e 0 in the same sandbox`);
 
 const result = {
@@ -146,11 +136,9 @@ const result = {
   machine: { cpus: (await import('node:os')).cpus().length, node: process.version },
   sandboxMode,
   samples: { ack: ackRun.length, e2e: e2eRun.length },
-  results: Object.fromEntries(rows.map(([name, ours, bare]) => [name, { service: round(ours), bare: round(bare), ratio: Math.round((ours / bare) * 100) / 100 }])),
+  results: resultsOf(rows, 'bare'),
 };
-const file = path.join(import.meta.dirname, 'results', `runs-${result.when.replace(/[:.]/g, '-')}.json`);
-fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-say(`written ${path.relative(process.cwd(), file)}`);
+writeResult('runs', result);
 
 await connection.close();
 await service.stop();

@@ -1,15 +1,11 @@
-// SSE fan-out: publish-to-receipt latency with 1000 subscribers on `GET /api/realtime/runs`
-// (publish = a log entry written with appendRunLog, which NOTIFYs; receipt = the frame parsed
-// by each client) against a raw node:http SSE writer fed in-process, with the same clients.
-// Prints a table with the ratios and writes JSON under test/bench/results/.
-import fs from 'node:fs';
+
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import { createKnex } from '../../shared/db/knex.ts';
 import { appendRunLog } from '../../shared/runs/logs.ts';
 import { mochaGlobalSetup, mochaGlobalTeardown } from '../setup/global.ts';
+import { pct, printTable, type Row, resultsOf, say, writeResult } from './report.ts';
 import { newKey, newOrg, startTestApi } from '../support/api.ts';
 import { importAgent } from '../support/packages.ts';
 import { stack } from '../support/stack.ts';
@@ -18,12 +14,6 @@ import { workerEnv } from '../support/worker.ts';
 const SUBSCRIBERS = 1000;
 const WARMUP = 5;
 const PUBLISHES = 60;
-const say = (m: string) => console.log(`[bench] ${m}`);
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
-const round = (n: number) => Math.round(n * 100) / 100;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** 1000 streaming node:http clients; each parses frames and reports `bench-<i>` receipts. */
@@ -177,12 +167,8 @@ const rows = [
   ['last of 1000 p50 (ms)', pct(service.lastPerPublish, 50), pct(bare.lastPerPublish, 50)],
   ['publish call p50 (ms)', pct(service.publishCall, 50), pct(bare.publishCall, 50)],
   ['connect 1000 clients (ms)', service.connectMs, bare.connectMs],
-] as const;
-console.log('');
-console.log(`${'measure'.padEnd(28)}${'service'.padStart(10)}${'bare'.padStart(10)}${'ratio'.padStart(8)}`);
-for (const [name, ours, base] of rows) {
-  console.log(`${name.padEnd(28)}${String(round(ours)).padStart(10)}${String(round(base)).padStart(10)}${(Math.round((ours / base) * 100) / 100).toFixed(2).padStart(8)}`);
-}
+] satisfies Row[];
+printTable(rows, 'bare', 2);
 console.log(
   `\n${SUBSCRIBERS} subscribers, ${PUBLISHES} publishes (after ${WARMUP} warm-up); missing frames: service ${service.missing}, bare ${bare.missing}. ` +
     'Service = appendRunLog (transaction + NOTIFY) -> LISTEN -> one row load -> fan-out; bare = res.write to each client. Servers and clients share this process.',
@@ -194,11 +180,9 @@ const result = {
   subscribers: SUBSCRIBERS,
   publishes: PUBLISHES,
   missing: { service: service.missing, bare: bare.missing },
-  results: Object.fromEntries(rows.map(([name, ours, base]) => [name, { service: round(ours), bare: round(base), ratio: Math.round((ours / base) * 100) / 100 }])),
+  results: resultsOf(rows, 'bare', 2),
 };
-const file = path.join(import.meta.dirname, 'results', `sse-${result.when.replace(/[:.]/g, '-')}.json`);
-fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-say(`written ${path.relative(process.cwd(), file)}`);
+writeResult('sse', result);
 
 await knex.destroy();
 await api.close();

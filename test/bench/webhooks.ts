@@ -2,13 +2,13 @@
 // deliverWebhook ladder, against raw undici POSTs carrying the same HMAC to the same HTTPS
 // receiver. API and worker run as processes of their own. Writes JSON under test/bench/results/.
 import fs from 'node:fs';
-import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { Agent, request } from 'undici';
 import { deterministicEventId, publishEvent } from '../../shared/events/publish.ts';
 import { createKnex } from '../../shared/db/knex.ts';
 import { signedHeaders } from '../../shared/webhooks/signature.ts';
 import { mochaGlobalSetup, mochaGlobalTeardown } from '../setup/global.ts';
+import { pct, printTable, type Row, resultsOf, say, writeResult } from './report.ts';
 import { startServiceProcesses } from './processes.ts';
 import { newKey, newOrg } from '../support/api.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
@@ -16,12 +16,6 @@ import { importAgent } from '../support/packages.ts';
 import { HttpsReceiver } from '../support/receiver.ts';
 import { stack } from '../support/stack.ts';
 
-const say = (m: string) => console.log(`[bench] ${m}`);
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
-};
-const round = (n: number) => Math.round(n * 10) / 10;
 const RUNS = 25;
 const BURST = 200;
 
@@ -108,19 +102,15 @@ const rows = [
   ['terminal to receiver p50 (ms)', pct(viaService, 50), pct(viaRaw, 50)],
   ['terminal to receiver p95 (ms)', pct(viaService, 95), pct(viaRaw, 95)],
   ['deliveries per second', servicePerSecond, rawPerSecond],
-] as const;
-console.log('');
-console.log(`${'measure'.padEnd(32)}${'service'.padStart(10)}${'raw POST'.padStart(10)}${'ratio'.padStart(8)}`);
-for (const [name, ours, base] of rows) console.log(`${name.padEnd(32)}${String(round(ours)).padStart(10)}${String(round(base)).padStart(10)}${(ours / base).toFixed(2).padStart(8)}`);
+] satisfies Row[];
+printTable(rows, 'raw POST');
 console.log('\nservice = deliverWebhook workflow (event store, egress check, signing, recorded attempt); raw = undici POST with the same HMAC');
 const result = {
   when: new Date().toISOString(),
   samples: { runs: viaService.length, burst: BURST },
-  results: Object.fromEntries(rows.map(([name, ours, base]) => [name, { service: round(ours), raw: round(base), ratio: Math.round((ours / base) * 100) / 100 }])),
+  results: resultsOf(rows, 'raw'),
 };
-const file = path.join(import.meta.dirname, 'results', `webhooks-${result.when.replace(/[:.]/g, '-')}.json`);
-fs.writeFileSync(file, `${JSON.stringify(result, null, 2)}\n`);
-say(`written ${path.relative(process.cwd(), file)}`);
+writeResult('webhooks', result);
 
 await raw.close();
 await knex.destroy();

@@ -90,4 +90,3 @@ export const packageSchema: JsonSchema = {
 
 export const anyPackageSchema: JsonSchema = { oneOf: [agentSchema, packageSchema] };
 
-export const etagHeader = 'Strong ETag of the draft (send it back in If-Match)';

@@ -2,7 +2,7 @@
 // otherwise the runs it launched; an impersonated end-user sees only its own.
 import type { Knex } from 'knex';
 import { problem } from '../../../shared/errors.ts';
-import { type RunRow, runDto } from '../../../shared/runs/model.ts';
+import { RUN_SELECT, type RunRow, runDto, runsWithPackage } from '../../../shared/runs/model.ts';
 import { setOffsetLinks } from '../../pagination.ts';
 import type { AppContext } from '../../route.ts';
 
@@ -42,7 +42,7 @@ export function canReadRun(
 
 export function visibleRuns(ctx: AppContext): Knex.QueryBuilder {
   const { orgId, spaceId, only } = runAudience(ctx);
-  const q = ctx.services.knex('runs as r').join('packages as p', 'p.id', 'r.package_id').where({ 'r.org_id': orgId, 'r.space_id': spaceId });
+  const q = runsWithPackage(ctx.services.knex).where({ 'r.org_id': orgId, 'r.space_id': spaceId });
   if (only && 'endUserId' in only) q.where('r.end_user_id', only.endUserId);
   else if (only && 'apiKeyId' in only) q.where({ 'r.actor_type': 'api_key', 'r.actor_id': only.apiKeyId });
   else if (only) q.where('r.user_id', only.userId);
@@ -50,7 +50,7 @@ export function visibleRuns(ctx: AppContext): Knex.QueryBuilder {
 }
 
 export async function findVisibleRun(ctx: AppContext, runId: string): Promise<RunRow & { scope: string; name: string }> {
-  const run = await visibleRuns(ctx).where('r.id', runId).select('r.*', 'p.scope', 'p.name').first();
+  const run = await visibleRuns(ctx).where('r.id', runId).select(RUN_SELECT).first();
   if (!run) throw problem('not_found', 'No such run');
   return run;
 }
@@ -65,7 +65,7 @@ export const runIdParam = {
 export async function respondWithRunPage(ctx: AppContext, q: Knex.QueryBuilder, limit: number, offset: number): Promise<void> {
   const [{ total }] = await q.clone().count<{ total: number }[]>('* as total');
   const rows = await q
-    .select('r.*', 'p.scope', 'p.name')
+    .select(RUN_SELECT)
     .orderBy([
       { column: 'r.created_at', order: 'desc' },
       { column: 'r.id', order: 'desc' },
