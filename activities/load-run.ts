@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { type ResolvedAgent, resolveAgent } from '../shared/packages/resolve-agent.ts';
+import { agentForRun, type ResolvedAgent } from '../shared/packages/resolve-agent.ts';
 import { RUN_SELECT, type RunRow, runsWithPackage } from '../shared/runs/model.ts';
 
 /** The run and the exact agent version it was launched with; undefined once the run is deleted. */
@@ -8,6 +8,5 @@ export async function loadRunWithAgent(knex: Knex, runId: string): Promise<{ run
     | (RunRow & { scope: string; name: string })
     | undefined;
   if (!run) return undefined; // deleted (directly, or with its organization) while queued
-  const agent = await resolveAgent(knex, run.org_id, run.space_id, run.scope, run.name, run.package_version);
-  return { run, agent };
+  return { run, agent: await agentForRun(knex, run) };
 }

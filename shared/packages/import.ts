@@ -49,7 +49,7 @@ export async function importPackage(knex: Knex, req: ImportRequest): Promise<Imp
   const version: string = manifest.version;
   try {
     return await knex.transaction(async (trx) => {
-      const existing = (await trx('packages').where({ org_id: req.orgId, scope, name }).forUpdate().first()) as PackageRow | undefined;
+      const existing = (await trx('packages').where({ org_id: req.orgId, scope, name, ephemeral: false }).forUpdate().first()) as PackageRow | undefined;
       if (!existing) {
         const [pkg] = (await trx('packages')
           .insert({
@@ -68,7 +68,7 @@ export async function importPackage(knex: Knex, req: ImportRequest): Promise<Imp
         await insertVersion(trx, pkg, version, manifest, req);
         return { pkg, type: manifest.type, version, created: true };
       }
-      if (existing.ephemeral || !(await visibleHomes(trx, req.orgId, req.spaceId)).includes(existing.home_space_id)) {
+      if (!(await visibleHomes(trx, req.orgId, req.spaceId)).includes(existing.home_space_id)) {
         throw problem('conflict', `The name ${manifest.name} is taken in this organization`);
       }
       if (existing.type !== manifest.type) {

@@ -53,7 +53,7 @@ async function skillDependencies(v: ViewContext, deps: Record<string, string>) {
   for (const [id, range] of Object.entries(deps)) {
     const parts = splitName(id);
     const skill = parts
-      ? ((await v.knex('packages').where({ org_id: v.orgId, scope: parts.scope, name: parts.name, type: 'skill' }).first()) as PackageRow | undefined)
+      ? ((await v.knex('packages').where({ org_id: v.orgId, scope: parts.scope, name: parts.name, type: 'skill', ephemeral: false }).first()) as PackageRow | undefined)
       : undefined;
     const version = skill ? (pickVersion(await versionNames(v.knex, skill.id), range) ?? null) : null;
     out.push({

@@ -3,8 +3,8 @@
 import type { Knex } from 'knex';
 import { problem } from '../errors.ts';
 import { orderedManifest } from './draft.ts';
-import { findVersion } from './store.ts';
-import { fileText, fullName, type PackageRow, splitName } from './types.ts';
+import { findVersion, getVersion } from './store.ts';
+import { type FileMap, fileText, fullName, type PackageRow, splitName } from './types.ts';
 import { findVisiblePackage } from './visibility.ts';
 
 export { findVisiblePackage } from './visibility.ts';
@@ -54,7 +54,7 @@ export async function resolveSkills(knex: Knex, orgId: string, deps: Record<stri
   for (const [id, range] of Object.entries(deps ?? {})) {
     const parts = splitName(id);
     const pkg = parts
-      ? ((await knex('packages').where({ org_id: orgId, scope: parts.scope, name: parts.name, type: 'skill' }).first()) as PackageRow | undefined)
+      ? ((await knex('packages').where({ org_id: orgId, scope: parts.scope, name: parts.name, type: 'skill', ephemeral: false }).first()) as PackageRow | undefined)
       : undefined;
     const version = pkg ? await findVersion(knex, pkg.id, range) : undefined;
     if (!pkg || !version) {
@@ -87,18 +87,30 @@ export async function resolveAgent(
   if (!pkg) return undefined;
   const chosen = await findVersion(knex, pkg.id, version);
   if (!chosen) return undefined;
-  const m = orderedManifest(chosen.manifest, chosen.files);
+  return agentOf(knex, pkg, chosen.version, orderedManifest(chosen.manifest, chosen.files), chosen.files);
+}
+
+/** What a run needs of one version of an agent package (published, or the manifest of an inline run). */
+export async function agentOf(knex: Knex, pkg: PackageRow, version: string, m: Record<string, any>, files: FileMap): Promise<ResolvedAgent> {
   return {
     packageId: pkg.id,
     fullName: fullName(pkg),
-    version: chosen.version,
+    version,
     homeSpaceId: pkg.home_space_id,
     manifest: m,
-    prompt: fileText(chosen.files, 'prompt.md') ?? '',
+    prompt: fileText(files, 'prompt.md') ?? '',
     inputSchema: m.input?.schema ?? null,
     outputSchema: m.output?.schema ?? null,
     timeoutSeconds: typeof m.timeout === 'number' ? m.timeout : null,
     runtimeTools: Array.isArray(m.runtime_tools) ? [...m.runtime_tools] : [...DEFAULT_RUNTIME_TOOLS],
-    skills: await resolveSkills(knex, orgId, m.dependencies?.skills),
+    skills: await resolveSkills(knex, pkg.org_id, m.dependencies?.skills),
   };
+}
+
+/** The exact package version a run was launched with, found by package id (inline packages have no visible name). */
+export async function agentForRun(knex: Knex, run: { package_id: string; package_version: string }): Promise<ResolvedAgent | undefined> {
+  const pkg = (await knex('packages').where({ id: run.package_id }).first()) as PackageRow | undefined;
+  const chosen = pkg ? await getVersion(knex, pkg.id, run.package_version) : undefined;
+  if (!pkg || !chosen) return undefined;
+  return agentOf(knex, pkg, chosen.version, orderedManifest(chosen.manifest, chosen.files), chosen.files);
 }

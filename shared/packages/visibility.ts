@@ -1,6 +1,7 @@
 // Which packages a space sees (docs/decisions.md, "Packages"): a package belongs to an
 // organization and has a HOME space; from a space it is visible when its home is that space or
 // the organization's default space (shared with every space). Everything else is not found.
+// Inline-run (ephemeral) packages belong to their run alone: no space sees them by name.
 import type { Knex } from 'knex';
 import type { PackageRow } from './types.ts';
 
@@ -20,6 +21,7 @@ export async function visibleHomes(knex: Knex, orgId: string, spaceId: string): 
 export function visiblePackagesQuery(knex: Knex, orgId: string, spaceId: string): Knex.QueryBuilder {
   return knex('packages')
     .where('packages.org_id', orgId)
+    .where('packages.ephemeral', false)
     .where((w) =>
       w
         .where('packages.home_space_id', spaceId)

@@ -23,9 +23,17 @@ export interface LaunchRequest {
   userId: string | null;
   endUserId?: string | null;
   scheduleId?: string | null;
+  /** A deterministic id (a schedule tick retried by Temporal must not launch twice); random otherwise. */
+  id?: string;
+  /** Remote runs: the runner outside reports through a sink (hash of its secret, expiry). */
+  remote?: { sinkSecretHash: string; sinkExpiresAt: Date };
 }
 
-/** Inserts the run if the organization is under its rate and concurrency limits. */
+/**
+ * Inserts the run if the organization is under its rate and concurrency limits. `knex` may be a
+ * transaction (inline runs insert their package first): the check then runs in a savepoint and
+ * the lock is held until the caller commits.
+ */
 export async function admitRun(knex: Knex, limits: PlatformRunLimits, req: LaunchRequest): Promise<RunRow> {
   return knex.transaction(async (trx) => {
     // One launcher per organization at a time: the counts below cannot be raced.
@@ -54,7 +62,7 @@ export async function admitRun(knex: Knex, limits: PlatformRunLimits, req: Launc
     }
     const [row] = await trx('runs')
       .insert({
-        id: newId('run'),
+        id: req.id ?? newId('run'),
         org_id: req.orgId,
         space_id: req.spaceId,
         package_id: req.agent.packageId,
@@ -67,6 +75,9 @@ export async function admitRun(knex: Knex, limits: PlatformRunLimits, req: Launc
         end_user_id: req.endUserId ?? null,
         schedule_id: req.scheduleId ?? null,
         timeout_seconds: effectiveTimeoutSeconds(req.agent.timeoutSeconds, limits.timeout_ceiling_seconds),
+        ...(req.remote
+          ? { executor: 'remote', sandbox_mode: 'remote', sink_secret_hash: req.remote.sinkSecretHash, sink_expires_at: req.remote.sinkExpiresAt }
+          : {}),
       })
       .returning('*');
     // Announced on commit: realtime streams show the new run while it is still pending.
@@ -77,10 +88,12 @@ export async function admitRun(knex: Knex, limits: PlatformRunLimits, req: Launc
 
 export async function startRunWorkflow(knex: Knex, workflows: Client, run: RunRow, agent: ResolvedAgent): Promise<void> {
   try {
-    await workflows.workflow.start('runAgent', {
+    // A remote run's workflow keeps its sink's deadline instead of running a sandbox.
+    const remote = run.executor === 'remote';
+    await workflows.workflow.start(remote ? 'remoteRun' : 'runAgent', {
       taskQueue: AGENT_RUNS_TASK_QUEUE,
       workflowId: run.id,
-      args: [{ runId: run.id, timeoutSeconds: run.timeout_seconds }],
+      args: [{ runId: run.id, timeoutSeconds: run.timeout_seconds, ...(remote ? { sinkExpiresAt: run.sink_expires_at!.toISOString() } : {}) }],
       typedSearchAttributes: [
         { key: OrgIdKey, value: run.org_id },
         { key: SpaceIdKey, value: run.space_id },

@@ -33,6 +33,9 @@ export interface RunRow {
   schedule_id: string | null;
   timeout_seconds: number;
   sandbox_mode: string | null;
+  executor: 'sandbox' | 'remote';
+  sink_secret_hash: string | null;
+  sink_expires_at: Date | null;
   usage: RunUsage;
   log_seq: number;
   created_at: Date;
@@ -71,6 +74,7 @@ export function runDto(row: RunRow & { scope?: string; name?: string }) {
     duration,
     timeoutSeconds: row.timeout_seconds,
     sandboxMode: row.sandbox_mode,
+    sinkExpiresAt: row.sink_expires_at?.toISOString() ?? null,
     usage: row.usage,
   };
 }
@@ -96,7 +100,8 @@ export const runSchema = {
     finishedAt: { type: ['string', 'null'], format: 'date-time' },
     duration: { type: ['integer', 'null'], description: 'milliseconds' },
     timeoutSeconds: { type: 'integer' },
-    sandboxMode: { type: ['string', 'null'], description: 'How the sandbox isolated the run: bwrap+cgroup-v1|bwrap+cgroup-v2|bwrap|process' },
+    sandboxMode: { type: ['string', 'null'], description: 'How the run was isolated: bwrap+cgroup-v1|bwrap+cgroup-v2|bwrap|process, or `remote` (executed by a runner outside the service)' },
+    sinkExpiresAt: { type: ['string', 'null'], format: 'date-time', description: 'Remote runs: when the sink stops accepting reports unless extended' },
     usage: {
       type: 'object',
       properties: { inputTokens: { type: 'integer' }, outputTokens: { type: 'integer' }, costUsd: { type: 'number' } },

@@ -7,6 +7,7 @@ import * as m003 from './003_runs.ts';
 import * as m004 from './004_webhooks.ts';
 import * as m005 from './005_idempotency.ts';
 import * as m006 from './006_impersonation_audit.ts';
+import * as m007 from './007_schedules_inline_remote.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '004_webhooks': m004,
   '005_idempotency': m005,
   '006_impersonation_audit': m006,
+  '007_schedules_inline_remote': m007,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
