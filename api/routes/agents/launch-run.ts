@@ -1,11 +1,27 @@
 import { problem } from '../../../shared/errors.ts';
 import { resolveAgent } from '../../../shared/packages/resolve-agent.ts';
-import { admitRun, startRunWorkflow } from '../../../shared/runs/launch.ts';
+import { admitRun, type LaunchRequest, startRunWorkflow } from '../../../shared/runs/launch.ts';
 import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { assertValid, userSchemaValidator } from '../../../shared/validation.ts';
-import { defineRoute } from '../../route.ts';
+import { type AppContext, defineRoute } from '../../route.ts';
 import { findVisibleRun } from '../runs/_visible.ts';
 
+/** Who a run launched by this request belongs to (SPEC 5.6: an impersonated end-user owns it). */
+export function launcherOf(ctx: AppContext): Pick<LaunchRequest, 'actor' | 'userId' | 'endUserId'> {
+  const { endUserId } = ctx.state.tenancy!;
+  const auth = ctx.state.auth!;
+  const actor: LaunchRequest['actor'] = endUserId
+    ? { type: 'end_user', id: endUserId }
+    : auth.kind === 'api_key'
+      ? { type: 'api_key', id: auth.key.id }
+      : { type: 'user', id: auth.userId };
+  return { actor, userId: auth.userId, endUserId };
+}
+
+/** A replayed launch shows the run as the replaying caller may see it now (404 if it may not). */
+export async function shapeRunReplay(ctx: AppContext, stored: string): Promise<string> {
+  return JSON.stringify(runDto(await findVisibleRun(ctx, JSON.parse(stored).id)));
+}
 
 export const agentPathParams = {
   type: 'object',
@@ -29,10 +45,7 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string }
   scope: 'agents:run',
   rateLimit: { points: 20, duration: 60, by: 'identity' },
   idempotent: true,
-  // A replay shows the run as the replaying caller may see it now (404 if it may not).
-  async shapeReplay(ctx, stored) {
-    return JSON.stringify(runDto(await findVisibleRun(ctx, JSON.parse(stored).id)));
-  },
+  shapeReplay: shapeRunReplay,
   params: agentPathParams,
   body: {
     type: 'object',
@@ -44,8 +57,7 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string }
   },
   responses: { 201: { description: 'The queued run', schema: runSchema } },
   async handler(ctx, { body, params }) {
-    const { org, space, endUserId } = ctx.state.tenancy!;
-    const auth = ctx.state.auth!;
+    const { org, space } = ctx.state.tenancy!;
     const { knex, workflows, config } = ctx.services;
     const agent = await resolveAgent(knex, org!.id, space!.id, params.scope, params.name, body.version);
     if (!agent) throw problem('not_found', body.version ? `No version ${body.version} of this agent` : 'No such agent (or it has no published version)');
@@ -56,13 +68,7 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string }
       spaceId: space!.id,
       agent,
       input,
-      actor: endUserId
-        ? { type: 'end_user', id: endUserId }
-        : auth.kind === 'api_key'
-          ? { type: 'api_key', id: auth.key.id }
-          : { type: 'user', id: auth.userId },
-      userId: auth.userId,
-      endUserId,
+      ...launcherOf(ctx),
     });
     await startRunWorkflow(knex, workflows, run, agent);
     ctx.status = 201;
