@@ -26,7 +26,7 @@ function parametersOf(route: RouteDef): unknown[] {
       out.push({ name, in: where, required: where === 'path' || required.has(name), schema: s });
     }
   }
-  if (route.auth !== 'none') out.push(header('Service-Version', 'API version (YYYY-MM-DD); echoed on the response', false));
+  if (route.auth === 'session' || route.auth === 'any') out.push(header('Service-Version', 'API version (YYYY-MM-DD); echoed on the response', false));
   if (route.idempotent) out.push(header('Idempotency-Key', 'At most 255 characters; a repeat replays the stored answer for 24 h', false, { type: 'string', maxLength: 255 }));
   if (route.context) {
     out.push(header('X-Org-Id', 'Organization (sessions); ignored with an API key', false, { type: 'string', format: 'uuid' }));
@@ -73,7 +73,9 @@ export function buildOpenApi(routes: RouteDef[], publicUrl: string): Record<stri
           ? []
           : route.auth === 'session'
             ? [{ session: [] }]
-            : [{ apiKey: [] }, ...(route.queryCredentials ? [{ apiKeyQuery: [] }] : []), { session: [] }],
+            : route.auth === 'sink'
+              ? [{ sinkSecret: [] }]
+              : [{ apiKey: [] }, ...(route.queryCredentials ? [{ apiKeyQuery: [] }] : []), { session: [] }],
       parameters: parametersOf(route),
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
       ...(route.streamBody ? { requestBody: { required: true, content: { [route.streamBody.contentType]: { schema: route.streamBody.schema } } } } : {}),
@@ -98,6 +100,11 @@ export function buildOpenApi(routes: RouteDef[], publicUrl: string): Record<stri
         apiKey: { type: 'http', scheme: 'bearer', description: 'API key: svc_ + 30 base62 + 6-character checksum' },
         session: { type: 'apiKey', in: 'cookie', name: 'svc.session_token' },
         apiKeyQuery: { type: 'apiKey', in: 'query', name: 'token', description: 'API key in the query, on Server-Sent Events routes only' },
+        sinkSecret: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'The per-run secret (`sink_` + 40 base62) returned once by POST /api/runs/remote; it opens that run\'s sink routes only',
+        },
       },
     },
     'x-error-codes': Object.fromEntries(Object.entries(ERROR_CATALOG).map(([code, e]) => [code, { status: e.status, title: e.title }])),

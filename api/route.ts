@@ -3,6 +3,7 @@
 // published schemas are exactly the ones enforced.
 import type { Context } from 'koa';
 import type { Scope } from '../shared/permissions.ts';
+import type { RunRow } from '../shared/runs/model.ts';
 import type { Services } from './services.ts';
 import type { AuthState } from './middleware/authenticate.ts';
 import type { TenancyState } from './middleware/tenancy.ts';
@@ -32,6 +33,8 @@ export interface RouteState {
   rawBody?: Buffer;
   auth?: AuthState;
   tenancy?: TenancyState;
+  /** The remote run a sink secret opened (`auth: 'sink'` routes). */
+  sinkRun?: RunRow;
 }
 
 export type AppContext = Context & { state: RouteState; services: Services };
@@ -51,9 +54,10 @@ export interface RouteDef<B = any, Q = any, P = any> {
   description?: string;
   tag: string;
   /**
-   * Credentials accepted: `none` (public), `session` (dashboard only), `any` (API key or session).
+   * Credentials accepted: `none` (public), `session` (dashboard only), `any` (API key or session),
+   * `sink` (the per-run secret of a remote run's sink, for the run named by the `:id` parameter).
    */
-  auth: 'none' | 'session' | 'any';
+  auth: 'none' | 'session' | 'any' | 'sink';
   /** Tenancy context: `org` needs X-Org-Id, `space` needs X-Org-Id and X-Space-Id (SPEC 5.2). */
   context?: 'org' | 'space';
   /** Permission required in that context. */

@@ -7,18 +7,14 @@ import {
   CancellationScope,
   isCancellation,
   proxyActivities,
-  proxyLocalActivities,
   sleep,
   TimeoutFailure,
-  upsertSearchAttributes,
   ActivityCancellationType,
 } from '@temporalio/workflow';
 import type { createExecuteAgentActivity } from '../activities/execute-agent.ts';
-import type { createPublishRunEventActivity } from '../activities/publish-run-event.ts';
-import type { createRunStateActivities, RunOutcome } from '../activities/run-state.ts';
-import { RunStatusKey } from '../temporal/search-attributes.ts';
+import type { RunOutcome } from '../activities/run-state.ts';
+import { finalize, markStarted } from './run-lifecycle.ts';
 
-type StateActivities = ReturnType<typeof createRunStateActivities> & ReturnType<typeof createPublishRunEventActivity>;
 type ExecActivities = ReturnType<typeof createExecuteAgentActivity>;
 
 export interface RunAgentInput {
@@ -27,17 +23,6 @@ export interface RunAgentInput {
 }
 
 export const HEARTBEAT_TIMEOUT_SECONDS = 10;
-
-// Short database transitions run as local activities: no task queue round trip through the
-// server, which halves the server's work per run; Temporal still records and retries them.
-const state = proxyLocalActivities<StateActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
-});
-
-function setStatus(status: string): void {
-  upsertSearchAttributes([{ key: RunStatusKey, value: status }] as never);
-}
 
 function describe(err: unknown): string {
   if (err instanceof ActivityFailure) {
@@ -61,10 +46,7 @@ export async function runAgent(input: RunAgentInput): Promise<string> {
   let outcome: RunOutcome;
   let result: Promise<unknown> | undefined;
   try {
-    if (await state.markRunRunning(input.runId)) {
-      setStatus('running');
-      await state.publishRunEvent(input.runId, 'run.started');
-    }
+    await markStarted(input.runId);
     const execution = new CancellationScope();
     const running = execution.run(() => exec.executeAgent(input.runId));
     result = running;
@@ -84,11 +66,5 @@ export async function runAgent(input: RunAgentInput): Promise<string> {
     await result?.catch(() => undefined);
     outcome = isCancellation(err) ? { status: 'cancelled', error: 'The run was cancelled' } : { status: 'failed', error: describe(err) };
   }
-  const final = await CancellationScope.nonCancellable(async () => {
-    const status = await state.finalizeRun(input.runId, outcome);
-    setStatus(status);
-    await state.publishRunEvent(input.runId, `run.${status}`);
-    return status;
-  });
-  return final;
+  return finalize(input.runId, outcome);
 }

@@ -2,6 +2,7 @@
 import type { ApiKey, Session } from '../../shared/db/models.ts';
 import { problem } from '../../shared/errors.ts';
 import { findLiveKey } from '../../shared/identity/api-keys.ts';
+import { runForSinkSecret } from '../../shared/runs/sink.ts';
 import { SESSION_COOKIE, extendIfDue, findSession } from '../../shared/identity/sessions.ts';
 import type { AppContext, RouteDef } from '../route.ts';
 import { setSessionCookie } from '../session-cookie.ts';
@@ -48,6 +49,12 @@ async function fromCookie(ctx: AppContext, token: string): Promise<AuthState> {
 export async function authenticate(ctx: AppContext, route: RouteDef): Promise<void> {
   if (route.auth === 'none') return;
   const header = ctx.get('Authorization');
+  if (route.auth === 'sink') {
+    const m = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!m) throw problem('unauthorized', 'Send the sink secret as "Authorization: Bearer sink_..."');
+    ctx.state.sinkRun = await runForSinkSecret(ctx.services.knex, ctx.params.id, m[1]);
+    return;
+  }
   const cookie = ctx.cookies.get(SESSION_COOKIE);
   const token = route.queryCredentials ? ctx.query.token : undefined;
   let auth: AuthState;

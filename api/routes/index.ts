@@ -33,6 +33,10 @@ import runDelete from './runs/delete.ts';
 import runGet from './runs/get.ts';
 import runList from './runs/list.ts';
 import runLogs from './runs/logs.ts';
+import remoteRun from './runs/remote.ts';
+import sinkReport from './runs/sink.ts';
+import sinkExtend from './runs/sink-extend.ts';
+import agentBundle from './agents/bundle.ts';
 import openapi from './discovery/openapi.ts';
 import orgCreate from './orgs/create.ts';
 import orgList from './orgs/list.ts';
@@ -85,6 +89,10 @@ export const resourceRoutes: RouteDef[] = [
   runLogs,
   runCancel,
   runDelete,
+  agentBundle,
+  remoteRun,
+  sinkReport,
+  sinkExtend,
   modelList,
   modelCreate,
   modelUpdate,

@@ -1,0 +1,91 @@
+import { problem } from '../../../shared/errors.ts';
+import { resolveAgent } from '../../../shared/packages/resolve-agent.ts';
+import { admitRun, startRunWorkflow } from '../../../shared/runs/launch.ts';
+import { runDto, runSchema } from '../../../shared/runs/model.ts';
+import { newSinkSecret, SINK_TTL } from '../../../shared/runs/sink.ts';
+import { assertValid, userSchemaValidator } from '../../../shared/validation.ts';
+import { type AppContext, defineRoute } from '../../route.ts';
+import { launcherOf } from '../agents/launch-run.ts';
+import { SINK_PROTOCOL } from './_remote-protocol.ts';
+import { findVisibleRun } from './_visible.ts';
+
+interface RemoteBody {
+  packageId: string;
+  version?: string;
+  input?: Record<string, unknown>;
+  sinkTtlSeconds?: number;
+}
+
+const sinkSchema = {
+  type: 'object',
+  required: ['url', 'extendUrl', 'secret', 'expiresAt'],
+  properties: {
+    url: { type: 'string', format: 'uri', description: 'POST reports here' },
+    extendUrl: { type: 'string', format: 'uri', description: 'PATCH here to push the expiry back' },
+    secret: { type: 'string', pattern: '^sink_', description: 'Bearer secret of this sink; shown once' },
+    expiresAt: { type: 'string', format: 'date-time' },
+  },
+};
+
+function sinkOf(ctx: AppContext, runId: string, secret: string, expiresAt: Date) {
+  const url = `${ctx.services.config.publicUrl}/api/runs/${runId}/sink`;
+  return { url, extendUrl: `${url}/extend`, secret, expiresAt: expiresAt.toISOString() };
+}
+
+export default defineRoute<RemoteBody>({
+  method: 'post',
+  path: '/api/runs/remote',
+  operationId: 'launchRemoteRun',
+  summary: 'Create a run executed outside the service, and its sink',
+  description: SINK_PROTOCOL,
+  tag: 'Runs',
+  auth: 'any',
+  context: 'space',
+  scope: 'agents:run',
+  rateLimit: { points: 200, duration: 60, by: 'identity' },
+  idempotent: true,
+  // A replay carries the sink as first answered, and the run as the replaying caller may see it now.
+  async shapeReplay(ctx, stored) {
+    const first = JSON.parse(stored);
+    return JSON.stringify({ ...runDto(await findVisibleRun(ctx, first.id)), sink: first.sink });
+  },
+  body: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['packageId'],
+    properties: {
+      packageId: { type: 'string', pattern: '^@[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$', description: 'The agent, `@scope/name`' },
+      version: { type: 'string', description: 'Exact version, dist-tag or semver range; the latest published version by default' },
+      input: { type: 'object', default: {} },
+      sinkTtlSeconds: { type: 'integer', minimum: SINK_TTL.min, maximum: SINK_TTL.max, default: SINK_TTL.default },
+    },
+  },
+  responses: {
+    201: {
+      description: 'The pending run and its sink (the secret is shown once)',
+      schema: { ...runSchema, required: [...runSchema.required, 'sink'], properties: { ...runSchema.properties, sink: sinkSchema } },
+    },
+  },
+  async handler(ctx, { body }) {
+    const { org, space } = ctx.state.tenancy!;
+    const { knex, workflows, config } = ctx.services;
+    const [scope, name] = body.packageId.split('/');
+    const agent = await resolveAgent(knex, org!.id, space!.id, scope, name, body.version);
+    if (!agent) throw problem('not_found', body.version ? `No version ${body.version} of this agent` : 'No such agent (or it has no published version)');
+    const input = structuredClone(body.input ?? {});
+    if (agent.inputSchema) assertValid(userSchemaValidator(agent.inputSchema), input);
+    const { secret, hash } = newSinkSecret();
+    const expiresAt = new Date(Date.now() + (body.sinkTtlSeconds ?? SINK_TTL.default) * 1000);
+    const run = await admitRun(knex, config.platformRunLimits, {
+      orgId: org!.id,
+      spaceId: space!.id,
+      agent,
+      input,
+      ...launcherOf(ctx),
+      remote: { sinkSecretHash: hash, sinkExpiresAt: expiresAt },
+    });
+    await startRunWorkflow(knex, workflows, run, agent);
+    ctx.status = 201;
+    ctx.body = { ...runDto({ ...run, package_full_name: agent.fullName }), sink: sinkOf(ctx, run.id, secret, expiresAt) };
+  },
+});
