@@ -18,6 +18,19 @@ export function launcherOf(ctx: AppContext): Pick<LaunchRequest, 'actor' | 'user
   return { actor, userId: auth.userId, endUserId };
 }
 
+/**
+ * The agent version a launch names, visible from the request space (404 otherwise), and the
+ * input validated against its input schema with defaults applied (400 naming the field).
+ */
+export async function launchable(ctx: AppContext, scope: string, name: string, version: string | undefined, rawInput: Record<string, unknown> | undefined) {
+  const { org, space } = ctx.state.tenancy!;
+  const agent = await resolveAgent(ctx.services.knex, org!.id, space!.id, scope, name, version);
+  if (!agent) throw problem('not_found', version ? `No version ${version} of ${scope}/${name}` : `No agent ${scope}/${name} (or it has no published version)`);
+  const input = structuredClone(rawInput ?? {});
+  if (agent.inputSchema) assertValid(userSchemaValidator(agent.inputSchema), input);
+  return { agent, input };
+}
+
 /** A replayed launch shows the run as the replaying caller may see it now (404 if it may not). */
 export async function shapeRunReplay(ctx: AppContext, stored: string): Promise<string> {
   return JSON.stringify(runDto(await findVisibleRun(ctx, JSON.parse(stored).id)));
@@ -59,10 +72,7 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string }
   async handler(ctx, { body, params }) {
     const { org, space } = ctx.state.tenancy!;
     const { knex, workflows, config } = ctx.services;
-    const agent = await resolveAgent(knex, org!.id, space!.id, params.scope, params.name, body.version);
-    if (!agent) throw problem('not_found', body.version ? `No version ${body.version} of this agent` : 'No such agent (or it has no published version)');
-    const input = structuredClone(body.input ?? {});
-    if (agent.inputSchema) assertValid(userSchemaValidator(agent.inputSchema), input);
+    const { agent, input } = await launchable(ctx, params.scope, params.name, body.version, body.input);
     const run = await admitRun(knex, config.platformRunLimits, {
       orgId: org!.id,
       spaceId: space!.id,

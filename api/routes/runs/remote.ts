@@ -1,11 +1,8 @@
-import { problem } from '../../../shared/errors.ts';
-import { resolveAgent } from '../../../shared/packages/resolve-agent.ts';
 import { admitRun, startRunWorkflow } from '../../../shared/runs/launch.ts';
 import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { newSinkSecret, SINK_TTL } from '../../../shared/runs/sink.ts';
-import { assertValid, userSchemaValidator } from '../../../shared/validation.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
-import { launcherOf } from '../agents/launch-run.ts';
+import { launchable, launcherOf } from '../agents/launch-run.ts';
 import { SINK_PROTOCOL } from './_remote-protocol.ts';
 import { findVisibleRun } from './_visible.ts';
 
@@ -70,10 +67,7 @@ export default defineRoute<RemoteBody>({
     const { org, space } = ctx.state.tenancy!;
     const { knex, workflows, config } = ctx.services;
     const [scope, name] = body.packageId.split('/');
-    const agent = await resolveAgent(knex, org!.id, space!.id, scope, name, body.version);
-    if (!agent) throw problem('not_found', body.version ? `No version ${body.version} of this agent` : 'No such agent (or it has no published version)');
-    const input = structuredClone(body.input ?? {});
-    if (agent.inputSchema) assertValid(userSchemaValidator(agent.inputSchema), input);
+    const { agent, input } = await launchable(ctx, scope, name, body.version, body.input);
     const { secret, hash } = newSinkSecret();
     const expiresAt = new Date(Date.now() + (body.sinkTtlSeconds ?? SINK_TTL.default) * 1000);
     const run = await admitRun(knex, config.platformRunLimits, {
