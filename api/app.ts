@@ -1,4 +1,5 @@
 import Koa from 'koa';
+import type { Config } from '../shared/config.ts';
 import { Discovery } from './discovery.ts';
 import { corsFor } from './middleware/cors.ts';
 import { problems } from './middleware/problems.ts';
@@ -8,12 +9,12 @@ import { allowedMethods, buildRouter } from './router.ts';
 import { discoveryRoutes, resourceRoutes } from './routes/index.ts';
 import type { Services } from './services.ts';
 
-export function allRoutes(publicUrl: string): RouteDef[] {
+export function allRoutes(config: Config): RouteDef[] {
   // The discovery routes describe themselves too: they read the document built from the
   // whole table, including them.
   let docs: Discovery | undefined;
   const routes = [...resourceRoutes, ...discoveryRoutes(() => docs!)];
-  docs = new Discovery(routes, publicUrl);
+  docs = new Discovery(routes, config);
   return routes;
 }
 
@@ -23,7 +24,7 @@ export function createApp(services: Services, extraRoutes: RouteDef[] = []): Koa
   app.proxy = services.config.trustProxy > 0;
   app.context.services = services;
   app.silent = true; // errors are logged by the problems middleware, once
-  const router = buildRouter([...allRoutes(services.config.publicUrl), ...extraRoutes]);
+  const router = buildRouter([...allRoutes(services.config), ...extraRoutes]);
   app.use(requestId as unknown as Koa.Middleware);
   app.use(async (ctx, next) => {
     const t0 = performance.now();

@@ -1,5 +1,6 @@
 // Built once per app from the route table: the OpenAPI document (with its strong ETag) and
 // the llms.txt index.
+import type { Config } from '../shared/config.ts';
 import { buildOpenApi, strongEtag } from './openapi.ts';
 import { openApiPath, type RouteDef } from './route.ts';
 
@@ -8,10 +9,10 @@ export class Discovery {
   readonly openapiEtag: string;
   readonly llmsTxt: string;
 
-  constructor(routes: RouteDef[], publicUrl: string) {
-    this.openapiJson = JSON.stringify(buildOpenApi(routes, publicUrl));
+  constructor(routes: RouteDef[], config: Config) {
+    this.openapiJson = JSON.stringify(buildOpenApi(routes, config));
     this.openapiEtag = strongEtag(this.openapiJson);
-    this.llmsTxt = buildLlmsTxt(routes, publicUrl);
+    this.llmsTxt = buildLlmsTxt(routes, config.publicUrl);
   }
 }
 

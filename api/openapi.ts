@@ -1,6 +1,7 @@
 // OpenAPI 3.1 built from the route definitions: the schemas published are the schemas enforced.
 import { createHash } from 'node:crypto';
 import { CURRENT_API_VERSION } from '../shared/api-version.ts';
+import type { Config } from '../shared/config.ts';
 import { ERROR_CATALOG } from '../shared/errors.ts';
 import { type JsonSchema, openApiPath, type RouteDef } from './route.ts';
 import { rateLimitOf } from './rate-limits.ts';
@@ -38,7 +39,7 @@ function parametersOf(route: RouteDef): unknown[] {
   return out;
 }
 
-function responsesOf(route: RouteDef): Record<string, unknown> {
+function responsesOf(route: RouteDef, config: Config): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [status, r] of Object.entries(route.responses)) {
     out[status] = r.schema
@@ -47,7 +48,7 @@ function responsesOf(route: RouteDef): Record<string, unknown> {
   }
   const problemRef = { content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
   out.default = { description: 'Error (RFC 9457 problem document)', ...problemRef };
-  const limit = rateLimitOf(route);
+  const limit = rateLimitOf(route, config);
   if (limit) {
     out['429'] = {
       description: `Rate limited: ${limit.points} per ${limit.duration} s per ${limit.by === 'ip' ? 'client IP' : 'identity'}${limit.productionOnly ? ' (NODE_ENV=production)' : ''}`,
@@ -58,7 +59,7 @@ function responsesOf(route: RouteDef): Record<string, unknown> {
   return out;
 }
 
-export function buildOpenApi(routes: RouteDef[], publicUrl: string): Record<string, unknown> {
+export function buildOpenApi(routes: RouteDef[], config: Config): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const route of routes) {
     const p = openApiPath(route.path);
@@ -79,9 +80,9 @@ export function buildOpenApi(routes: RouteDef[], publicUrl: string): Record<stri
       parameters: parametersOf(route),
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
       ...(route.streamBody ? { requestBody: { required: true, content: { [route.streamBody.contentType]: { schema: route.streamBody.schema } } } } : {}),
-      responses: responsesOf(route),
+      responses: responsesOf(route, config),
       ...(route.scope ? { 'x-required-scope': route.scope } : {}),
-      ...(rateLimitOf(route) ? { 'x-rate-limit': rateLimitOf(route) } : {}),
+      ...(rateLimitOf(route, config) ? { 'x-rate-limit': rateLimitOf(route, config) } : {}),
       ...(route.sseFrames ? { 'x-sse-frames': route.sseFrames } : {}),
     };
   }
@@ -92,7 +93,7 @@ export function buildOpenApi(routes: RouteDef[], publicUrl: string): Record<stri
       version: CURRENT_API_VERSION,
       description: 'Runs AI agents in isolated sandboxes on Temporal. Errors are RFC 9457 problem documents; see x-error-codes.',
     },
-    servers: [{ url: publicUrl }],
+    servers: [{ url: config.publicUrl }],
     paths,
     components: {
       schemas: { Problem: problemSchema },

@@ -48,6 +48,7 @@ export const ERROR_CATALOG = {
   org_run_rate_limited: { status: 429, title: 'Organization run rate exceeded', description: 'The organization launched `per_org_global_rate_per_min` runs in the last minute; wait `retry_after` seconds.' },
   org_run_concurrency_exceeded: { status: 429, title: 'Too many concurrent runs', description: 'The organization has `max_concurrent_per_org` pending or running runs; retry when one ends.' },
   run_not_cancellable: { status: 409, title: 'Run not cancellable', description: 'The run already reached a terminal status.' },
+  schedule_creator_lost_access: { status: 409, title: 'Schedule creator lost access', description: 'A schedule runs as the person who created it; they no longer hold `agents:run` in its space (or left the organization), so it cannot be enabled. Create a new schedule instead.' },
   run_not_terminal: { status: 409, title: 'Run still in progress', description: 'Only finished runs can be deleted; cancel it first.' },
   inline_limit_exceeded: { status: 400, title: 'Inline run limit exceeded', description: 'The inline run exceeds a limit of `INLINE_RUN_LIMITS` (manifest or prompt size, skills, tools, `authorized_uris` entries or wildcards); `errors[].limit` names it.' },
   sink_expired: { status: 410, title: 'Sink expired', description: 'The remote run\'s sink expired without a final result; the run has ended. Extend the sink (`PATCH /api/runs/{id}/sink/extend`) before it expires.' },

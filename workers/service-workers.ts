@@ -1,12 +1,15 @@
-// The service's workers: `agent-runs` (runAgent and the run activities) and `platform`
-// (webhook deliveries), sharing one connection, one bundle and injected resources.
+// The service's workers: `agent-runs` (runAgent, scheduledRun ticks and the run activities) and `platform`
+// (webhook deliveries, inline-package purges), sharing one connection, one bundle and injected
+// resources.
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { Knex } from 'knex';
 import { createExecuteAgentActivity } from '../activities/execute-agent.ts';
 import { createPublishRunEventActivity } from '../activities/publish-run-event.ts';
+import { createPurgeInlinePackageActivity } from '../activities/purge-inline-package.ts';
 import { createRunStateActivities } from '../activities/run-state.ts';
+import { createScheduledTickActivities } from '../activities/scheduled-tick.ts';
 import { createWebhookDeliveryActivity } from '../activities/webhook-delivery.ts';
 import type { Config } from '../shared/config.ts';
 import { PLATFORM_TASK_QUEUE } from '../shared/events/publish.ts';
@@ -45,9 +48,18 @@ export async function createServiceWorkers(opts: {
     await Worker.create({
       ...common,
       taskQueue: AGENT_RUNS_TASK_QUEUE,
-      activities: { ...createRunStateActivities(deps), ...createPublishRunEventActivity(deps), ...createExecuteAgentActivity(deps) },
+      activities: {
+        ...createRunStateActivities(deps),
+        ...createPublishRunEventActivity(deps),
+        ...createExecuteAgentActivity(deps),
+        ...createScheduledTickActivities(deps),
+      },
     }),
-    await Worker.create({ ...common, taskQueue: PLATFORM_TASK_QUEUE, activities: createWebhookDeliveryActivity(deps) }),
+    await Worker.create({
+      ...common,
+      taskQueue: PLATFORM_TASK_QUEUE,
+      activities: { ...createWebhookDeliveryActivity(deps), ...createPurgeInlinePackageActivity(deps) },
+    }),
   ];
   return {
     workers,

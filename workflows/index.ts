@@ -1,4 +1,6 @@
 // Every workflow the worker bundles.
 export { deliverWebhook } from './deliver-webhook.ts';
+export { purgeInlinePackage } from './purge-inline-package.ts';
 export { remoteRun } from './remote-run.ts';
 export { runAgent } from './run-agent.ts';
+export { scheduledRun } from './scheduled-run.ts';

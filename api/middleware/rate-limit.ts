@@ -32,6 +32,8 @@ export class RateLimiters {
 }
 
 function identity(ctx: AppContext, rule: RateLimitRule): string {
+  // Run-bound routes (a remote run's sink) count per run (SPEC 8.1).
+  if (rule.by === 'identity' && ctx.state.sinkRun) return `run:${ctx.state.sinkRun.id}`;
   const auth = ctx.state.auth;
   if (rule.by === 'identity' && auth) return auth.kind === 'api_key' ? `apikey:${auth.key.id}` : `user:${auth.userId}`;
   return `ip:${clientIp(ctx, ctx.services.config.trustProxy)}`;
@@ -46,7 +48,7 @@ function setHeaders(ctx: AppContext, rule: RateLimitRule, res: RateLimiterRes): 
 
 /** Consumes one point for the route; 429 `rate_limited` with Retry-After when exhausted. */
 export async function enforceRateLimit(ctx: AppContext, route: RouteDef): Promise<void> {
-  const rule = rateLimitOf(route);
+  const rule = rateLimitOf(route, ctx.services.config);
   if (!rule) return;
   if (rule.productionOnly && ctx.services.config.nodeEnv !== 'production') return;
   const limiter = ctx.services.rateLimiters.forRoute(`${route.method.toUpperCase()} ${route.path}`, rule);
@@ -60,6 +62,26 @@ export async function enforceRateLimit(ctx: AppContext, route: RouteDef): Promis
       detail: `Rate limit of ${rule.points} requests per ${rule.duration} s reached for this route; retry in ${retryAfter} s`,
       retryAfter,
       headers: { RateLimit: ctx.response.get('RateLimit'), 'RateLimit-Policy': ctx.response.get('RateLimit-Policy') },
+    });
+  }
+}
+
+/**
+ * A second counter on a route, shared by a whole organization (SPEC 8.4: inline runs count per
+ * identity and per organization), consumed once the organization is known. The RateLimit
+ * headers stay those of the route's identity counter (SPEC 8.1: the policy is per route); a
+ * refusal is 429 `rate_limited` with Retry-After and a `detail` naming `setting`.
+ */
+export async function enforceOrgRateLimit(ctx: AppContext, routeKey: string, points: number, setting: string): Promise<void> {
+  const limiter = ctx.services.rateLimiters.forRoute(`${routeKey} per org`, { points, duration: 60, by: 'identity' });
+  try {
+    await limiter.consume(`org:${ctx.state.tenancy!.org!.id}`);
+  } catch (err) {
+    if (!(err instanceof RateLimiterRes)) throw err;
+    const retryAfter = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
+    throw problem('rate_limited', {
+      detail: `The organization reached ${setting} (${points} requests per minute on this route, all its callers together); retry in ${retryAfter} s`,
+      retryAfter,
     });
   }
 }

@@ -20,6 +20,7 @@ import llmsTxt from './discovery/llms-txt.ts';
 import me from './me/permissions.ts';
 import { packageRoutes } from './packages/index.ts';
 import { realtimeRoutes } from './realtime/index.ts';
+import { scheduleRoutes } from './schedules/index.ts';
 import { webhookRoutes } from './webhooks/index.ts';
 import { endUserRoutes } from './end-users/index.ts';
 import launchRun from './agents/launch-run.ts';
@@ -33,6 +34,8 @@ import runDelete from './runs/delete.ts';
 import runGet from './runs/get.ts';
 import runList from './runs/list.ts';
 import runLogs from './runs/logs.ts';
+import inlineRun from './runs/inline.ts';
+import inlineRunValidate from './runs/inline-validate.ts';
 import remoteRun from './runs/remote.ts';
 import sinkReport from './runs/sink.ts';
 import sinkExtend from './runs/sink-extend.ts';
@@ -89,6 +92,8 @@ export const resourceRoutes: RouteDef[] = [
   runLogs,
   runCancel,
   runDelete,
+  inlineRun,
+  inlineRunValidate,
   agentBundle,
   remoteRun,
   sinkReport,
@@ -97,6 +102,7 @@ export const resourceRoutes: RouteDef[] = [
   modelCreate,
   modelUpdate,
   modelDelete,
+  ...scheduleRoutes,
   ...webhookRoutes,
   ...endUserRoutes,
   ...realtimeRoutes,

@@ -128,7 +128,9 @@ const extras: Record<PackageType, Record<string, unknown>> = {
     integrations_configuration: {
       type: 'object',
       propertyNames: { pattern: PACKAGE_NAME_PATTERN },
-      additionalProperties: { type: 'object', properties: { tools: strings, scopes: strings, auth_key: str } },
+      // `authorized_uris` narrows what the integration may reach for this agent (SPEC 8.4 bounds
+      // it for inline runs: entry count, wildcards).
+      additionalProperties: { type: 'object', properties: { tools: strings, scopes: strings, auth_key: str, authorized_uris: strings } },
     },
   },
   skill: {},

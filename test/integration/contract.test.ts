@@ -11,6 +11,8 @@ interface Operation {
 }
 
 const SSE = (o: Operation) => Boolean(o.op.responses?.['200']?.content?.['text/event-stream']);
+/** Remote-run sink routes open with a run's own secret: the owner's session is refused before any other check (remote-runs.test.ts covers them). */
+const SINK = (o: Operation) => Boolean(o.op.security?.some((s: Record<string, unknown>) => 'sinkSecret' in s));
 
 describe('API contract (walking /api/openapi.json)', function () {
   this.timeout(60_000);
@@ -57,7 +59,7 @@ describe('API contract (walking /api/openapi.json)', function () {
   });
 
   it('sends RateLimit and RateLimit-Policy wherever a limit applies, as documented', async () => {
-    for (const o of operations.filter((x) => !SSE(x))) {
+    for (const o of operations.filter((x) => !SSE(x) && !SINK(x))) {
       const limit = o.op['x-rate-limit'];
       if (!limit || limit.productionOnly) continue;
       const res = await probe(o);
@@ -68,7 +70,7 @@ describe('API contract (walking /api/openapi.json)', function () {
   });
 
   it('refuses Idempotency-Key exactly where the operation does not declare it', async () => {
-    for (const o of operations.filter((x) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(x.method) && !x.path.startsWith('/api/auth/'))) {
+    for (const o of operations.filter((x) => ['POST', 'PUT', 'PATCH', 'DELETE'].includes(x.method) && !x.path.startsWith('/api/auth/') && !SINK(x))) {
       const declared = (o.op.parameters ?? []).some((p: any) => p.in === 'header' && p.name === 'Idempotency-Key');
       const res = await probe(o, { 'Idempotency-Key': `contract-${o.method}-${o.path}` });
       const where = `${o.method} ${o.path} -> ${res.status} ${res.body?.code}`;
@@ -76,7 +78,7 @@ describe('API contract (walking /api/openapi.json)', function () {
       else expect(res.body?.code, where).to.equal('idempotency_not_supported');
     }
     const declaring = operations.filter((o) => (o.op.parameters ?? []).some((p: any) => p.name === 'Idempotency-Key')).map((o) => `${o.method} ${o.path}`);
-    expect(declaring).to.have.members(['POST /api/agents/{scope}/{name}/run', 'POST /api/webhooks', 'POST /api/end-users']);
+    expect(declaring).to.have.members(['POST /api/agents/{scope}/{name}/run', 'POST /api/runs/inline', 'POST /api/runs/remote', 'POST /api/webhooks', 'POST /api/end-users']);
   });
 
   it('documents each list with its pagination style (SPEC 8.7)', () => {
@@ -88,6 +90,8 @@ describe('API contract (walking /api/openapi.json)', function () {
       '/api/runs/{id}/logs': ['since', 'limit'],
       '/api/end-users': ['limit', 'startingAfter', 'endingBefore'],
       '/api/webhooks/{id}/deliveries': ['limit', 'startingAfter'],
+      '/api/schedules': ['limit', 'offset'],
+      '/api/schedules/{id}/runs': ['limit', 'offset'],
     };
     for (const [path, params] of Object.entries(styles)) expect(queryOf('GET', path), path).to.include.members(params);
   });

@@ -182,7 +182,7 @@ describe('remote runs', function () {
     expect(again.body.sink).to.deep.equal(first.body.sink);
     await org.client.post(`/api/runs/${first.body.id}/cancel`);
 
-    const limited = await startTestApi(workerEnv({ PLATFORM_RUN_LIMITS: JSON.stringify({ max_concurrent_per_org: 2 }) }));
+    const limited = await startTestApi(workerEnv({ PLATFORM_RUN_LIMITS: JSON.stringify({ max_concurrent_per_org: 2, per_org_global_rate_per_min: 50 }) }));
     try {
       const other = await newOrg(limited, 'remote-limits');
       await importAgent(other.client, { name: '@acme/remote' });
@@ -190,9 +190,13 @@ describe('remote runs', function () {
       for (let i = 0; i < 2; i++) {
         const ok = await other.client.post('/api/runs/remote', { packageId: '@acme/remote' });
         expect(ok.status, ok.text).to.equal(201);
+        // SPEC 8.2: the route's own limit is per_org_global_rate_per_min, as configured, and documented so.
+        expect(ok.headers.get('ratelimit-policy')).to.equal('50;w=60');
         ids.push(ok.body.id);
       }
       expectProblem(await other.client.post('/api/runs/remote', { packageId: '@acme/remote' }), 429, 'org_run_concurrency_exceeded');
+      const doc = (await other.client.get('/api/openapi.json')).body;
+      expect(doc.paths['/api/runs/remote'].post['x-rate-limit']).to.deep.equal({ points: 50, duration: 60, by: 'identity' });
       for (const id of ids) await other.client.post(`/api/runs/${id}/cancel`);
     } finally {
       await limited.close();

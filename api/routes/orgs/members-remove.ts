@@ -1,6 +1,7 @@
 import { OrgMember } from '../../../shared/db/models.ts';
 import { problem } from '../../../shared/errors.ts';
 import { removeOrgMember } from '../../../shared/identity/tenancy.ts';
+import { recheckScheduleAccess } from '../../../shared/schedules/access.ts';
 import { defineRoute } from '../../route.ts';
 import { callerOrgRole } from './_access.ts';
 
@@ -30,6 +31,7 @@ export default defineRoute<unknown, unknown, { orgId: string; userId: string }>(
       if (owners <= 1) throw problem('last_owner', 'The organization would have no owner left');
     }
     await removeOrgMember(knex, params.orgId, params.userId);
+    await recheckScheduleAccess(knex, ctx.services.workflows, params.orgId, params.userId);
     ctx.status = 204;
   },
 });

@@ -1,6 +1,7 @@
 import { admitRun, startRunWorkflow } from '../../../shared/runs/launch.ts';
 import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { newSinkSecret, SINK_TTL } from '../../../shared/runs/sink.ts';
+import { configuredRateLimit } from '../../rate-limits.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
 import { launchable, launcherOf } from '../agents/launch-run.ts';
 import { SINK_PROTOCOL } from './_remote-protocol.ts';
@@ -39,7 +40,8 @@ export default defineRoute<RemoteBody>({
   auth: 'any',
   context: 'space',
   scope: 'agents:run',
-  rateLimit: { points: 200, duration: 60, by: 'identity' },
+  // SPEC 8.2: `per_org_global_rate_per_min` per identity (the organization's own launch count is admitRun's).
+  rateLimit: configuredRateLimit({ points: 200, duration: 60, by: 'identity' }, (c) => c.platformRunLimits.per_org_global_rate_per_min),
   idempotent: true,
   // A replay carries the sink as first answered, and the run as the replaying caller may see it now.
   async shapeReplay(ctx, stored) {

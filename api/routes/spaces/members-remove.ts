@@ -2,6 +2,7 @@ import { SpaceMember } from '../../../shared/db/models.ts';
 import { problem } from '../../../shared/errors.ts';
 import { memberScopes } from '../../../shared/identity/tenancy.ts';
 import { isSubset } from '../../../shared/permissions.ts';
+import { recheckScheduleAccess } from '../../../shared/schedules/access.ts';
 import { defineRoute } from '../../route.ts';
 import { spaceAccess } from './_access.ts';
 
@@ -29,6 +30,7 @@ export default defineRoute<unknown, unknown, { spaceId: string; userId: string }
       throw problem('forbidden', 'The member\'s role holds permissions you could not have granted');
     }
     await SpaceMember.query(knex).delete().where({ space_id: space.id, user_id: params.userId });
+    await recheckScheduleAccess(knex, ctx.services.workflows, space.org_id, params.userId);
     ctx.status = 204;
   },
 });

@@ -2,6 +2,7 @@ import { SpaceMember } from '../../../shared/db/models.ts';
 import { problem } from '../../../shared/errors.ts';
 import { memberScopes } from '../../../shared/identity/tenancy.ts';
 import { isSubset } from '../../../shared/permissions.ts';
+import { recheckScheduleAccess } from '../../../shared/schedules/access.ts';
 import { defineRoute } from '../../route.ts';
 import { spaceMemberSchema, spaceRole } from '../../schemas.ts';
 import { type RoleChoice, roleChoiceSchema, roleChoiceScopes, spaceAccess, spaceMemberDto } from './_access.ts';
@@ -43,6 +44,7 @@ export default defineRoute<RoleChoice, unknown, { spaceId: string; userId: strin
       .patch({ preset_role: body.preset_role ?? null, custom_role_id: body.custom_role_id ?? null })
       .where({ space_id: space.id, user_id: params.userId })
       .returning('*');
+    await recheckScheduleAccess(knex, ctx.services.workflows, space.org_id, params.userId);
     ctx.body = spaceMemberDto(updated as unknown as SpaceMember);
   },
 });

@@ -1,0 +1,96 @@
+// Schedules (SPEC 2.8): the wire shape, the body fields, and the space's schedule lookup.
+import type { Knex } from 'knex';
+import { problem } from '../../../shared/errors.ts';
+import type { ResolvedAgent } from '../../../shared/packages/resolve-agent.ts';
+import type { ScheduleRow } from '../../../shared/schedules/model.ts';
+import { nextRunAt } from '../../../shared/schedules/temporal.ts';
+import { assertValid, userSchemaValidator } from '../../../shared/validation.ts';
+import type { AppContext } from '../../route.ts';
+import { dateTime } from '../../schemas.ts';
+
+/** A schedule row with its package's '@scope/name' parts. */
+export type ScheduleWithPackage = ScheduleRow & { scope: string; pkg_name: string };
+
+export const scheduleSchema = {
+  type: 'object',
+  required: ['object', 'id', 'name', 'packageId', 'spaceId', 'enabled', 'disabled_reason', 'cron_expression', 'timezone', 'input', 'next_run_at', 'created_by', 'createdAt', 'updatedAt'],
+  properties: {
+    object: { const: 'schedule' },
+    id: { type: 'string', pattern: '^sch_' },
+    name: { type: 'string' },
+    packageId: { type: 'string', description: "The agent, '@scope/name'" },
+    spaceId: { type: 'string' },
+    enabled: { type: 'boolean' },
+    disabled_reason: { type: ['string', 'null'], description: 'Why the service disabled it (its creator lost access); null when enabled' },
+    cron_expression: { type: 'string' },
+    timezone: { type: 'string', description: 'IANA time zone the cron expression is read in' },
+    input: { type: 'object' },
+    next_run_at: { type: ['string', 'null'], format: 'date-time', description: 'Next fire time in UTC, as Temporal computes it; null when disabled or never again' },
+    created_by: { type: 'string', description: 'The user the scheduled runs execute as' },
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  },
+};
+
+export const scheduleFields = {
+  name: { type: 'string', minLength: 1, maxLength: 200 },
+  cron_expression: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 200,
+    description: 'Five fields (minute hour day-of-month month day-of-week) or @yearly, @monthly, @weekly, @daily, @hourly; not both day fields restricted',
+  },
+  timezone: { type: 'string', minLength: 1, maxLength: 100, description: 'IANA name, e.g. Europe/Paris' },
+  input: { type: 'object', description: "Validated against the agent's input schema (defaults applied)" },
+} as const;
+
+export const scheduleIdParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1 } } } as const;
+
+export function scheduleDto(s: ScheduleWithPackage, next: Date | null) {
+  return {
+    object: 'schedule' as const,
+    id: s.id,
+    name: s.name,
+    packageId: `${s.scope}/${s.pkg_name}`,
+    spaceId: s.space_id,
+    enabled: s.enabled,
+    disabled_reason: s.disabled_reason,
+    cron_expression: s.cron_expression,
+    timezone: s.timezone,
+    input: s.input,
+    next_run_at: next?.toISOString() ?? null,
+    created_by: s.created_by,
+    createdAt: s.created_at.toISOString(),
+    updatedAt: s.updated_at.toISOString(),
+  };
+}
+
+/** Schedules of the caller's space, joined to their package. */
+export function spaceSchedules(ctx: AppContext): Knex.QueryBuilder {
+  const { org, space } = ctx.state.tenancy!;
+  return ctx.services
+    .knex('schedules as s')
+    .join('packages as p', 'p.id', 's.package_id')
+    .where({ 's.org_id': org!.id, 's.space_id': space!.id })
+    .select('s.*', 'p.scope', 'p.name as pkg_name');
+}
+
+/** The schedule, when it belongs to the caller's space; 404 otherwise. */
+export async function findSchedule(ctx: AppContext, id: string): Promise<ScheduleWithPackage> {
+  const row = (await spaceSchedules(ctx).where('s.id', id).first()) as ScheduleWithPackage | undefined;
+  if (!row) throw problem('not_found', 'No such schedule');
+  return row;
+}
+
+/** The DTOs of `rows`, their next fire times described by Temporal in parallel. */
+export async function scheduleDtos(ctx: AppContext, rows: ScheduleWithPackage[]) {
+  const next = await Promise.all(rows.map((r) => nextRunAt(ctx.services.workflows, r)));
+  return rows.map((r, i) => scheduleDto(r, next[i]));
+}
+
+/** The input a run of `agent` would get: validated against its input schema, defaults applied. */
+export function scheduleInput(agent: ResolvedAgent, input: Record<string, unknown> | undefined): Record<string, unknown> {
+  const out = structuredClone(input ?? {});
+  if (agent.inputSchema) assertValid(userSchemaValidator(agent.inputSchema), out, { prefix: 'input' });
+  return out;
+}

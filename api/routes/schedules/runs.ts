@@ -1,0 +1,24 @@
+import { limitFrom, offsetQuery } from '../../pagination.ts';
+import { defineRoute } from '../../route.ts';
+import { runListResponse } from '../runs/list.ts';
+import { respondWithRunPage, visibleRuns } from '../runs/_visible.ts';
+import { findSchedule, scheduleIdParam } from './_shared.ts';
+
+export default defineRoute<unknown, { limit?: number; offset: number }, { id: string }>({
+  method: 'get',
+  path: '/api/schedules/:id/runs',
+  operationId: 'listScheduleRuns',
+  summary: 'Runs of one schedule, newest first',
+  description: 'Offset pagination (default 20, max 100) with Link headers; the run visibility of `GET /api/runs` applies. Ticks that could not start are `failed` runs.',
+  tag: 'Schedules',
+  auth: 'any',
+  context: 'space',
+  scope: 'schedules:read',
+  params: scheduleIdParam,
+  query: { type: 'object', properties: offsetQuery },
+  responses: { 200: { description: 'Page of runs', schema: runListResponse } },
+  async handler(ctx, { params, query }) {
+    const schedule = await findSchedule(ctx, params.id);
+    await respondWithRunPage(ctx, visibleRuns(ctx).where('r.schedule_id', schedule.id), limitFrom(query.limit, 20, 100), query.offset);
+  },
+});

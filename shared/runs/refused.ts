@@ -1,0 +1,40 @@
+// A launch that was accepted earlier but cannot start now (a scheduled tick: limits reached,
+// agent gone, input no longer valid) is recorded as a terminal `failed` run (SPEC 3.1), so it
+// shows in the run lists and produces `run.failed`.
+import type { Knex } from 'knex';
+import { notifyRunEvent } from './events.ts';
+import type { LaunchRequest } from './launch.ts';
+
+export interface RefusedRun extends Pick<LaunchRequest, 'orgId' | 'spaceId' | 'input' | 'actor' | 'userId' | 'scheduleId'> {
+  /** Deterministic: recording the same refusal twice keeps one run. */
+  id: string;
+  packageId: string;
+  version: string;
+  timeoutSeconds: number;
+  /** Why it could not start, for people. */
+  error: string;
+}
+
+export async function insertRefusedRun(knex: Knex, r: RefusedRun): Promise<void> {
+  const inserted = await knex('runs')
+    .insert({
+      id: r.id,
+      org_id: r.orgId,
+      space_id: r.spaceId,
+      package_id: r.packageId,
+      package_version: r.version,
+      status: 'failed',
+      input: JSON.stringify(r.input),
+      error: r.error,
+      actor_type: r.actor.type,
+      actor_id: r.actor.id,
+      user_id: r.userId,
+      schedule_id: r.scheduleId ?? null,
+      timeout_seconds: r.timeoutSeconds,
+      finished_at: knex.fn.now(),
+    })
+    .onConflict('id')
+    .ignore()
+    .returning('id');
+  if (inserted.length) await notifyRunEvent(knex, { kind: 'status', runId: r.id, orgId: r.orgId, spaceId: r.spaceId, status: 'failed' });
+}
