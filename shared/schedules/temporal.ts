@@ -4,6 +4,7 @@
 import { type Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { problem } from '../errors.ts';
 import { AGENT_RUNS_TASK_QUEUE } from '../runs/launch.ts';
+import { OrgIdKey, PackageIdKey, SpaceIdKey } from '../../temporal/search-attributes.ts';
 import type { ScheduleRow } from './model.ts';
 
 export const SCHEDULED_RUN_WORKFLOW = 'scheduledRun';
@@ -12,10 +13,18 @@ export interface ScheduledRunInput {
   scheduleId: string;
 }
 
-type Definition = Pick<ScheduleRow, 'id' | 'cron_expression' | 'timezone' | 'enabled' | 'disabled_reason'>;
+/** What the Temporal Schedule is made of: the row, and its agent's '@scope/name'. */
+export type Definition = Pick<ScheduleRow, 'id' | 'org_id' | 'space_id' | 'cron_expression' | 'timezone' | 'enabled' | 'disabled_reason'> & { packageId: string };
 
 function definition(row: Definition) {
+  // Operators find a schedule and its ticks in the Temporal UI by the attributes runs carry.
+  const typedSearchAttributes = [
+    { key: OrgIdKey, value: row.org_id },
+    { key: SpaceIdKey, value: row.space_id },
+    { key: PackageIdKey, value: row.packageId },
+  ];
   return {
+    typedSearchAttributes,
     spec: { cronExpressions: [row.cron_expression], timezone: row.timezone },
     action: {
       type: 'startWorkflow' as const,
@@ -24,6 +33,7 @@ function definition(row: Definition) {
       // Temporal appends the tick's time, so each tick is its own workflow (and run id seed).
       workflowId: `tick:${row.id}`,
       args: [{ scheduleId: row.id } satisfies ScheduledRunInput],
+      typedSearchAttributes,
     },
     // Each tick only launches a run and ends, so ticks never wait on one another; a tick missed
     // during an outage still fires within five minutes, older ones are dropped.

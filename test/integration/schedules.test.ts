@@ -10,6 +10,7 @@ import { expectProblem } from '../support/problem.ts';
 import { HttpsReceiver } from '../support/receiver.ts';
 import { stack } from '../support/stack.ts';
 import { startTestWorker, workerEnv } from '../support/worker.ts';
+import { OrgIdKey, PackageIdKey, SpaceIdKey } from '../../temporal/search-attributes.ts';
 
 const TOPIC_SCHEMA = { type: 'object', properties: { topic: { type: 'string' }, depth: { type: 'integer', default: 2 } } };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -132,6 +133,9 @@ describe('schedules', function () {
     const d = await temporal.schedule.getHandle(s.id).describe();
     expect(d.action).to.include({ type: 'startWorkflow', workflowType: 'scheduledRun', taskQueue: 'agent-runs' });
     expect(d.state.paused).to.equal(false);
+    // Operators find the schedule by the attributes runs carry.
+    expect(d.typedSearchAttributes.get(OrgIdKey)).to.equal(org.orgId);
+    expect(d.typedSearchAttributes.get(PackageIdKey)).to.equal('@sched/agent');
   });
 
   it('refuses an invalid cron, time zone or input with 400 validation_failed naming the field, and creates nothing', async () => {
@@ -158,6 +162,12 @@ describe('schedules', function () {
     const s = await createOk({ input: { topic: 'tick-marker' } });
     const runId = await fire(s.id);
     expect(runId).to.match(/^run_/);
+    // The tick workflow carries them too, so the Temporal UI filters ticks like runs.
+    const tick = (await temporal.schedule.getHandle(s.id).describe()).info.recentActions.at(-1)!.action.workflow;
+    const ticked = await temporal.workflow.getHandle(tick.workflowId).describe();
+    expect(ticked.type).to.equal('scheduledRun');
+    expect(ticked.typedSearchAttributes.get(SpaceIdKey)).to.equal(org.defaultSpaceId);
+    expect(ticked.typedSearchAttributes.get(PackageIdKey)).to.equal('@sched/agent');
     const runs = await org.client.get(`/api/schedules/${s.id}/runs`);
     expect(runs.status).to.equal(200);
     expect(runs.body.data).to.have.length(1);

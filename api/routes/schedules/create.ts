@@ -68,7 +68,7 @@ export default defineRoute<Body, unknown, { scope: string; name: string }>({
           })
           .returning('*')) as ScheduleRow[];
         // Before the commit: a schedule the workflow service refuses leaves no row behind.
-        await createTemporalSchedule(workflows, inserted);
+        await createTemporalSchedule(workflows, { ...inserted, packageId: agent.fullName });
         temporalCreated = true;
         return inserted;
       });

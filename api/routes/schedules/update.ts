@@ -49,7 +49,8 @@ export default defineRoute<Body, unknown, { id: string }>({
     }
     if (body.enabled === false && current.enabled) patch.enabled = false;
 
-    const next: ScheduleRow = { ...current, ...patch };
+    const packageId = `${current.scope}/${current.pkg_name}`;
+    const next = { ...current, ...patch, packageId };
     const temporalChanged = ['cron_expression', 'timezone', 'enabled'].some((k) => k in patch);
     let synced = false;
     try {
@@ -62,7 +63,7 @@ export default defineRoute<Body, unknown, { id: string }>({
         synced = temporalChanged;
       });
     } catch (err) {
-      if (synced) await syncTemporalSchedule(workflows, current); // the commit failed: back to the row
+      if (synced) await syncTemporalSchedule(workflows, { ...current, packageId }); // the commit failed: back to the row
       throw err;
     }
     [ctx.body] = await scheduleDtos(ctx, [await findSchedule(ctx, current.id)]);
