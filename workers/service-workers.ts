@@ -1,6 +1,6 @@
-// The service's workers: `agent-runs` (runAgent, scheduledRun ticks and the run activities) and `platform`
-// (webhook deliveries, inline-package purges), sharing one connection, one bundle and injected
-// resources.
+// The service's workers: `agent-runs` (runAgent, remoteRun, scheduledRun ticks and the run
+// activities) and `platform` (webhook deliveries, inline-package purges), sharing one
+// connection, one bundle and injected resources.
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';

@@ -353,5 +353,10 @@ describe('schedules', function () {
     const res = await create({}, writeOnly.client);
     expectProblem(res, 403, 'forbidden');
     expect(res.body.detail).to.contain('agents:run');
+    // The runs of a schedule are runs: reading them needs runs:read as well.
+    const s = await createOk({});
+    const noRuns = await newKey(api, org.client, { name: 'schedules only', scopes: ['schedules:read'] });
+    expect((await noRuns.client.get(`/api/schedules/${s.id}`)).status).to.equal(200);
+    expectProblem(await noRuns.client.get(`/api/schedules/${s.id}/runs`), 403, 'forbidden');
   });
 });
