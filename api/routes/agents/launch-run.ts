@@ -31,6 +31,15 @@ export async function launchable(ctx: AppContext, scope: string, name: string, v
   return { agent, input };
 }
 
+/** Admits a run launched by this request against the organization limits and starts its workflow. */
+export async function launchFromRequest(ctx: AppContext, agent: LaunchRequest['agent'], input: Record<string, unknown>, remote?: LaunchRequest['remote']) {
+  const { org, space } = ctx.state.tenancy!;
+  const { knex, workflows, config } = ctx.services;
+  const run = await admitRun(knex, config.platformRunLimits, { orgId: org!.id, spaceId: space!.id, agent, input, ...launcherOf(ctx), remote });
+  await startRunWorkflow(knex, workflows, run, agent);
+  return run;
+}
+
 /** A replayed launch shows the run as the replaying caller may see it now (404 if it may not). */
 export async function shapeRunReplay(ctx: AppContext, stored: string): Promise<string> {
   return JSON.stringify(runDto(await findVisibleRun(ctx, JSON.parse(stored).id)));
@@ -70,17 +79,8 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string }
   },
   responses: { 201: { description: 'The queued run', schema: runSchema } },
   async handler(ctx, { body, params }) {
-    const { org, space } = ctx.state.tenancy!;
-    const { knex, workflows, config } = ctx.services;
     const { agent, input } = await launchable(ctx, params.scope, params.name, body.version, body.input);
-    const run = await admitRun(knex, config.platformRunLimits, {
-      orgId: org!.id,
-      spaceId: space!.id,
-      agent,
-      input,
-      ...launcherOf(ctx),
-    });
-    await startRunWorkflow(knex, workflows, run, agent);
+    const run = await launchFromRequest(ctx, agent, input);
     ctx.status = 201;
     ctx.body = runDto({ ...run, package_full_name: agent.fullName });
   },

@@ -1,9 +1,8 @@
-import { admitRun, startRunWorkflow } from '../../../shared/runs/launch.ts';
 import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { newSinkSecret, SINK_TTL } from '../../../shared/runs/sink.ts';
 import { configuredRateLimit } from '../../rate-limits.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
-import { launchable, launcherOf } from '../agents/launch-run.ts';
+import { launchable, launchFromRequest } from '../agents/launch-run.ts';
 import { SINK_PROTOCOL } from './_remote-protocol.ts';
 import { findVisibleRun } from './_visible.ts';
 
@@ -66,21 +65,11 @@ export default defineRoute<RemoteBody>({
     },
   },
   async handler(ctx, { body }) {
-    const { org, space } = ctx.state.tenancy!;
-    const { knex, workflows, config } = ctx.services;
     const [scope, name] = body.packageId.split('/');
     const { agent, input } = await launchable(ctx, scope, name, body.version, body.input);
     const { secret, hash } = newSinkSecret();
     const expiresAt = new Date(Date.now() + (body.sinkTtlSeconds ?? SINK_TTL.default) * 1000);
-    const run = await admitRun(knex, config.platformRunLimits, {
-      orgId: org!.id,
-      spaceId: space!.id,
-      agent,
-      input,
-      ...launcherOf(ctx),
-      remote: { sinkSecretHash: hash, sinkExpiresAt: expiresAt },
-    });
-    await startRunWorkflow(knex, workflows, run, agent);
+    const run = await launchFromRequest(ctx, agent, input, { sinkSecretHash: hash, sinkExpiresAt: expiresAt });
     ctx.status = 201;
     ctx.body = { ...runDto({ ...run, package_full_name: agent.fullName }), sink: sinkOf(ctx, run.id, secret, expiresAt) };
   },
