@@ -5,11 +5,12 @@
 import { expect } from 'chai';
 import { packageFiles, skillManifest, uniqueScope, zip } from '../fixtures/packages/build.ts';
 import { type Client, newKey, newMember, newOrg, type Res, startTestApi, type TestApi } from '../support/api.ts';
-import { FakeModel, toolCall } from '../support/fake-model.ts';
+import { type FakeModel, toolCall } from '../support/fake-model.ts';
 import { agentManifest, importAgent, uploadPackage } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
-import { HttpsReceiver } from '../support/receiver.ts';
-import { startTestWorker, workerEnv } from '../support/worker.ts';
+import { type RunServices, startRunServices } from '../support/run-services.ts';
+import type { HttpsReceiver } from '../support/receiver.ts';
+import { workerEnv } from '../support/worker.ts';
 
 const LIMITS = { rate_per_min: 1000, manifest_bytes: 3000, prompt_bytes: 100, max_skills: 1, max_tools: 3, max_authorized_uris: 2 };
 const TOPIC_SCHEMA = { type: 'object', required: ['topic'], properties: { topic: { type: 'string' }, depth: { type: 'integer', default: 2 } } };
@@ -17,28 +18,21 @@ const OUTPUT_SCHEMA = { type: 'object', required: ['summary'], properties: { sum
 
 describe('inline runs', function () {
   this.timeout(60_000);
+  let services: RunServices;
   let api: TestApi;
   let model: FakeModel;
   let receiver: HttpsReceiver;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let org: Awaited<ReturnType<typeof newOrg>>;
 
   before(async () => {
-    receiver = await new HttpsReceiver().start();
-    model = await new FakeModel().start();
-    model.setFallback(() => toolCall('output', { summary: 'fallback' }));
-    const env = { NODE_EXTRA_CA_CERTS: receiver.caFile };
-    api = await startTestApi(workerEnv({ ...env, INLINE_RUN_LIMITS: JSON.stringify(LIMITS) }));
-    worker = await startTestWorker(env);
+    services = await startRunServices({ output: { summary: 'fallback' }, apiEnv: { INLINE_RUN_LIMITS: JSON.stringify(LIMITS) } });
+    ({ api, model, receiver } = services);
     org = await newOrg(api, 'inline');
     const created = await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
     expect(created.status, created.text).to.equal(201);
   });
   after(async () => {
-    await worker?.stop();
-    await api?.close();
-    await model?.stop();
-    await receiver?.stop();
+    await services?.stop();
   });
 
   /** A valid inline request: an agent named under a fresh scope. */

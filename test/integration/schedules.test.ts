@@ -3,13 +3,13 @@
 // whatever Temporal computes.
 import { Client as TemporalClient, Connection, ScheduleNotFoundError } from '@temporalio/client';
 import { expect } from 'chai';
-import { type Client, newKey, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
-import { FakeModel, toolCall } from '../support/fake-model.ts';
+import { type Client, newKey, newMember, newOrg, type TestApi } from '../support/api.ts';
+import { type FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
-import { HttpsReceiver } from '../support/receiver.ts';
+import { type RunServices, startRunServices } from '../support/run-services.ts';
+import type { HttpsReceiver } from '../support/receiver.ts';
 import { stack } from '../support/stack.ts';
-import { startTestWorker, workerEnv } from '../support/worker.ts';
 import { OrgIdKey, PackageIdKey, SpaceIdKey } from '../../temporal/search-attributes.ts';
 
 const TOPIC_SCHEMA = { type: 'object', properties: { topic: { type: 'string' }, depth: { type: 'integer', default: 2 } } };
@@ -36,24 +36,20 @@ function nextParisNoon(month0: number, day: number): string {
 
 describe('schedules', function () {
   this.timeout(90_000);
+  let services: RunServices;
   let api: TestApi;
   let model: FakeModel;
   let receiver: HttpsReceiver;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let org: Awaited<ReturnType<typeof newOrg>>;
   let connection: Connection;
   let temporal: TemporalClient;
   const created: string[] = [];
 
   before(async () => {
-    receiver = await new HttpsReceiver().start();
-    model = await new FakeModel().start();
-    model.setFallback(() => toolCall('output', { summary: 'scheduled' }));
-    const env = { NODE_EXTRA_CA_CERTS: receiver.caFile };
-    api = await startTestApi(workerEnv(env));
     // Ticks are admitted by the worker: with a limit of one live run per organization, one
     // running run makes the next tick fail (the API keeps the default limits).
-    worker = await startTestWorker({ ...env, PLATFORM_RUN_LIMITS: JSON.stringify({ max_concurrent_per_org: 1 }) });
+    services = await startRunServices({ output: { summary: 'scheduled' }, workerEnv: { PLATFORM_RUN_LIMITS: JSON.stringify({ max_concurrent_per_org: 1 }) } });
+    ({ api, model, receiver } = services);
     connection = await Connection.connect({ address: stack().temporalAddress });
     temporal = new TemporalClient({ connection });
     org = await newOrg(api);
@@ -64,10 +60,7 @@ describe('schedules', function () {
     // Nothing of this suite fires once it is over.
     for (const id of created) await temporal?.schedule.getHandle(id).delete().catch(() => undefined);
     await connection?.close();
-    await worker?.stop();
-    await api?.close();
-    await model?.stop();
-    await receiver?.stop();
+    await services?.stop();
   });
 
   // Creation is limited to 10 a minute per identity (SPEC 8.2): each test creates with a key of its own.

@@ -4,38 +4,32 @@ import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { newId } from '../../shared/ids.ts';
 import { encryptSecret } from '../../shared/secrets.ts';
-import { newKey, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
-import { FakeModel, toolCall } from '../support/fake-model.ts';
+import { newKey, newMember, newOrg, type TestApi } from '../support/api.ts';
+import type { FakeModel } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
-import { HttpsReceiver, type Received } from '../support/receiver.ts';
-import { startTestWorker, TEST_SECRETS_KEY, workerEnv } from '../support/worker.ts';
+import { type RunServices, startRunServices } from '../support/run-services.ts';
+import type { HttpsReceiver, Received } from '../support/receiver.ts';
+import { TEST_SECRETS_KEY } from '../support/worker.ts';
 
 describe('webhooks', function () {
   this.timeout(60_000);
+  let services: RunServices;
   let api: TestApi;
   let model: FakeModel;
   let receiver: HttpsReceiver;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let org: Awaited<ReturnType<typeof newOrg>>;
 
   before(async () => {
-    receiver = await new HttpsReceiver().start();
-    model = await new FakeModel().start();
-    model.setFallback(() => toolCall('output', { summary: 'done' }));
-    const env = { NODE_EXTRA_CA_CERTS: receiver.caFile };
-    api = await startTestApi(workerEnv(env));
-    worker = await startTestWorker(env);
+    services = await startRunServices({ output: { summary: 'done' } });
+    ({ api, model, receiver } = services);
     org = await newOrg(api);
     await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
     await importAgent(org.client, { name: '@hooks/agent' });
     await importAgent(org.client, { name: '@hooks/other' });
   });
   after(async () => {
-    await worker?.stop();
-    await api?.close();
-    await model?.stop();
-    await receiver?.stop();
+    await services?.stop();
   });
 
   // Creating webhooks is limited to 10 a minute per identity (SPEC 8.2): each test creates its
