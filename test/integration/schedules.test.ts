@@ -352,4 +352,27 @@ describe('schedules', function () {
     expect((await noRuns.client.get(`/api/schedules/${s.id}`)).status).to.equal(200);
     expectProblem(await noRuns.client.get(`/api/schedules/${s.id}/runs`), 403, 'forbidden');
   });
+
+  it('needs agents:run, and a person, to change what a schedule runs or when; renaming and disabling need schedules:write only', async () => {
+    const s = await createOk({ input: { topic: 'kept' } });
+    const writeOnly = await newKey(api, org.client, { name: 'no run', scopes: ['schedules:read', 'schedules:write'] });
+    const renamed = await writeOnly.client.patch(`/api/schedules/${s.id}`, { name: 'renamed', enabled: false });
+    expect(renamed.status, renamed.text).to.equal(200);
+    expect(renamed.body).to.include({ name: 'renamed', enabled: false });
+    for (const body of [{ input: { topic: 'swapped' } }, { cron_expression: '* * * * *' }, { timezone: 'Asia/Tokyo' }, { enabled: true }]) {
+      const res = await writeOnly.client.patch(`/api/schedules/${s.id}`, body);
+      expectProblem(res, 403, 'forbidden');
+      expect(res.body.detail).to.contain('agents:run');
+    }
+    // An end-user is not a person the runs could execute as.
+    const endUser = await key.client.post('/api/end-users', { externalId: `sched-${s.id}`, name: 'Customer' });
+    expect(endUser.status, endUser.text).to.equal(201);
+    const asEndUser = key.client.with({ 'Service-User': endUser.body.id });
+    const refused = await asEndUser.patch(`/api/schedules/${s.id}`, { input: { topic: 'swapped' } });
+    expectProblem(refused, 403, 'forbidden');
+    expect(refused.body.detail).to.contain('end-user');
+    const after = await key.client.get(`/api/schedules/${s.id}`);
+    expect(after.body).to.include({ name: 'renamed', enabled: false, cron_expression: s.cron_expression, timezone: s.timezone });
+    expect(after.body.input).to.deep.equal(s.input);
+  });
 });

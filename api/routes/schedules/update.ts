@@ -21,7 +21,7 @@ export default defineRoute<Body, unknown, { id: string }>({
   operationId: 'updateSchedule',
   summary: 'Change, enable or disable a schedule (merge semantics)',
   description:
-    "`enabled: false` pauses it, `true` resumes it and clears `disabled_reason` (409 `schedule_creator_lost_access` when its creator can no longer run agents in the space). A new `input` is validated against the agent's latest published version.",
+    "Changing `input`, `cron_expression` or `timezone`, or enabling, also needs `agents:run` and is refused while acting for an end-user (403). `enabled: false` pauses it, `true` resumes it and clears `disabled_reason` (409 `schedule_creator_lost_access` when its creator can no longer run agents in the space). A new `input` is validated against the agent's latest published version.",
   tag: 'Schedules',
   auth: 'any',
   context: 'space',
@@ -31,41 +31,55 @@ export default defineRoute<Body, unknown, { id: string }>({
   responses: { 200: { description: 'Updated', schema: scheduleSchema } },
   async handler(ctx, { body, params }) {
     const { knex, workflows } = ctx.services;
-    const current = await findSchedule(ctx, params.id);
-    const patch: Partial<ScheduleRow> = {};
-    if (body.name !== undefined) patch.name = body.name;
-    if (body.cron_expression !== undefined) patch.cron_expression = checkCron(body.cron_expression);
-    if (body.timezone !== undefined) patch.timezone = checkTimezone(body.timezone);
+    const { scopes, endUserId } = ctx.state.tenancy!;
+    const found = await findSchedule(ctx, params.id);
+    // What runs, when, and whether it runs again are launches made as the creator: the same
+    // checks as creating. Renaming and disabling need schedules:write only.
+    const relaunches = body.input !== undefined || body.cron_expression !== undefined || body.timezone !== undefined || body.enabled === true;
+    if (relaunches && !scopes.has('agents:run')) throw problem('forbidden', 'Changing what a schedule runs, or when, also needs agents:run');
+    if (relaunches && endUserId) throw problem('forbidden', 'Schedules cannot be changed while acting for an end-user (Service-User)');
+    const cron = body.cron_expression === undefined ? undefined : checkCron(body.cron_expression);
+    const timezone = body.timezone === undefined ? undefined : checkTimezone(body.timezone);
+    let input: Record<string, unknown> | undefined;
     if (body.input !== undefined) {
-      const agent = await resolveAgent(knex, current.org_id, current.space_id, current.scope, current.pkg_name);
+      const agent = await resolveAgent(knex, found.org_id, found.space_id, found.scope, found.pkg_name);
       if (!agent) throw problem('not_found', 'The agent is no longer available in this space (or has no published version)');
-      patch.input = scheduleInput(agent, body.input);
+      input = scheduleInput(agent, body.input);
     }
-    if (body.enabled === true && !current.enabled) {
-      if (!(await creatorCanRun(knex, current))) {
-        throw problem('schedule_creator_lost_access', 'The person who created this schedule can no longer run agents in this space; create a new schedule instead');
-      }
-      Object.assign(patch, { enabled: true, disabled_reason: null });
-    }
-    if (body.enabled === false && current.enabled) patch.enabled = false;
 
-    const packageId = `${current.scope}/${current.pkg_name}`;
-    const next = { ...current, ...patch, packageId };
-    const temporalChanged = ['cron_expression', 'timezone', 'enabled'].some((k) => k in patch);
+    const packageId = `${found.scope}/${found.pkg_name}`;
+    let before: ScheduleRow | undefined; // the locked row, to put Temporal back if the commit fails
     let synced = false;
     try {
       await knex.transaction(async (trx) => {
+        // Locked: a concurrent disable (access lost) or PATCH waits, so Temporal gets this row.
+        before = (await trx('schedules').where({ id: found.id, org_id: found.org_id }).forUpdate().first()) as ScheduleRow | undefined;
+        if (!before) throw problem('not_found', 'No such schedule');
+        const patch: Partial<ScheduleRow> = {};
+        if (body.name !== undefined) patch.name = body.name;
+        if (cron !== undefined) patch.cron_expression = cron;
+        if (timezone !== undefined) patch.timezone = timezone;
+        if (input !== undefined) patch.input = input;
+        if (body.enabled === true && !before.enabled) {
+          if (!(await creatorCanRun(trx, before))) {
+            throw problem('schedule_creator_lost_access', 'The person who created this schedule can no longer run agents in this space; create a new schedule instead');
+          }
+          Object.assign(patch, { enabled: true, disabled_reason: null });
+        }
+        if (body.enabled === false && before.enabled) patch.enabled = false;
         await trx('schedules')
-          .where({ id: current.id, org_id: current.org_id })
+          .where({ id: before.id, org_id: before.org_id })
           .update({ ...patch, ...(patch.input ? { input: JSON.stringify(patch.input) } : {}), updated_at: trx.fn.now() });
         // Before the commit: a spec the workflow service refuses changes nothing.
-        if (temporalChanged) await syncTemporalSchedule(workflows, next);
-        synced = temporalChanged;
+        if (['cron_expression', 'timezone', 'enabled'].some((k) => k in patch)) {
+          await syncTemporalSchedule(workflows, { ...before, ...patch, packageId });
+          synced = true;
+        }
       });
     } catch (err) {
-      if (synced) await syncTemporalSchedule(workflows, { ...current, packageId }); // the commit failed: back to the row
+      if (synced && before) await syncTemporalSchedule(workflows, { ...before, packageId }); // the commit failed: back to the row
       throw err;
     }
-    [ctx.body] = await scheduleDtos(ctx, [await findSchedule(ctx, current.id)]);
+    [ctx.body] = await scheduleDtos(ctx, [await findSchedule(ctx, found.id)]);
   },
 });
