@@ -7,7 +7,14 @@ export type RemoteReport = { status: 'success'; output: unknown } | { status: 'f
 
 /** pending -> running (run.started); answers the run's status. */
 export const startRemoteRun = defineUpdate<string>('startRemoteRun');
-/** Moves the sink's expiry to now + seconds; answers the new expiry (ISO 8601). */
+/** Pushes the sink's expiry back to now + seconds (never earlier); answers the expiry (ISO 8601). */
 export const extendSink = defineUpdate<string, [number]>('extendSink');
 /** The final report; answers the terminal status once it is written. */
 export const finishRemoteRun = defineUpdate<string, [RemoteReport]>('finishRemoteRun');
+
+/** Failure types of a refused update: the API answers 410 `sink_expired` or 409 `run_finished`. */
+export const SINK_EXPIRED = 'SinkExpired';
+export const RUN_FINISHED = 'RunFinished';
+
+/** The error of a run its sink's expiry ended; how the API tells that ending from the others. */
+export const SINK_EXPIRED_ERROR = 'The remote runner stopped reporting: its sink expired';

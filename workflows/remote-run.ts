@@ -3,9 +3,9 @@
 // by extendSink) and the run's clamped timeout from its creation. A sink that expires without a
 // final report fails the run (the runner stopped reporting, as the watchdog does for a lost
 // worker); the timeout ends it `timeout`; cancelling the workflow cancels the run.
-import { allHandlersFinished, condition, isCancellation, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, allHandlersFinished, condition, isCancellation, setHandler } from '@temporalio/workflow';
 import type { RunOutcome } from '../activities/run-state.ts';
-import { extendSink, finishRemoteRun, startRemoteRun } from './remote-run-updates.ts';
+import { extendSink, finishRemoteRun, RUN_FINISHED, SINK_EXPIRED, SINK_EXPIRED_ERROR, startRemoteRun } from './remote-run-updates.ts';
 import { finalize, markStarted } from './run-lifecycle.ts';
 
 export interface RemoteRunInput {
@@ -19,11 +19,16 @@ export async function remoteRun(input: RemoteRunInput): Promise<string> {
   const timeoutAt = Date.now() + input.timeoutSeconds * 1000;
   let sinkExpiresAt = Date.parse(input.sinkExpiresAt);
   let decided: RunOutcome | undefined; // once set, the sink takes nothing more
+  let expired = false; // the sink's expiry decided
   let final: string | undefined;
   let started: Promise<boolean> | undefined;
   const start = () => (started ??= markStarted(input.runId));
+  // Past its expiry the sink is closed even before the timer below has fired.
   const refuseWhenDecided = (..._args: unknown[]) => {
-    if (decided) throw new Error('The run has ended; its sink accepts nothing more');
+    if (expired || (!decided && Date.now() >= sinkExpiresAt)) {
+      throw ApplicationFailure.create({ type: SINK_EXPIRED, message: `The sink expired at ${new Date(sinkExpiresAt).toISOString()}`, nonRetryable: true });
+    }
+    if (decided) throw ApplicationFailure.create({ type: RUN_FINISHED, message: 'The run has ended; its sink accepts nothing more', nonRetryable: true });
   };
 
   setHandler(
@@ -37,7 +42,8 @@ export async function remoteRun(input: RemoteRunInput): Promise<string> {
   setHandler(
     extendSink,
     (seconds: number) => {
-      sinkExpiresAt = Date.now() + seconds * 1000;
+      // Extensions only push back: concurrent ones leave the latest expiry, whatever their order.
+      sinkExpiresAt = Math.max(sinkExpiresAt, Date.now() + seconds * 1000);
       return new Date(sinkExpiresAt).toISOString();
     },
     { validator: refuseWhenDecided },
@@ -61,7 +67,8 @@ export async function remoteRun(input: RemoteRunInput): Promise<string> {
       if (changed) continue;
       if (Date.now() >= timeoutAt) decided = { status: 'timeout', error: `The run exceeded its timeout of ${input.timeoutSeconds} s` };
       else if (Date.now() >= sinkExpiresAt) {
-        decided = { status: 'failed', error: `The remote runner stopped reporting: its sink expired at ${new Date(sinkExpiresAt).toISOString()} without a final result` };
+        expired = true;
+        decided = { status: 'failed', error: `${SINK_EXPIRED_ERROR} at ${new Date(sinkExpiresAt).toISOString()} without a final result` };
       }
     }
   } catch (err) {

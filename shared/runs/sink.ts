@@ -2,9 +2,9 @@
 // by a per-run secret (only its SHA-256 is stored). Logs and usage are written here directly;
 // every change of the run's state (start, final report, extension) goes through the run's
 // `remoteRun` workflow as a Temporal update, so the workflow stays the one writer of status.
-import { type Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure, type Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { type RemoteReport, extendSink, finishRemoteRun, startRemoteRun } from '../../workflows/remote-run-updates.ts';
+import { extendSink, finishRemoteRun, type RemoteReport, SINK_EXPIRED, SINK_EXPIRED_ERROR, startRemoteRun } from '../../workflows/remote-run-updates.ts';
 import { safeEqual, sha256Hex } from '../crypto.ts';
 import { problem } from '../errors.ts';
 import { randomBase62 } from '../ids.ts';
@@ -39,24 +39,31 @@ export type SinkEvent =
   | { type: 'result'; output: unknown }
   | { type: 'failure'; error: string };
 
-/** Refuses reports to a run that ended (409) or whose sink expired (410). */
-export function assertSinkOpen(run: RunRow): void {
-  if (isTerminal(run.status)) {
-    const expired = run.sink_expires_at !== null && run.sink_expires_at.getTime() <= Date.now();
-    throw expired
-      ? problem('sink_expired', `The sink expired at ${run.sink_expires_at!.toISOString()}; the run ended ${run.status}`)
-      : problem('run_finished', `The run already ended ${run.status}`);
+/** Refuses anything more for a run that ended: 410 when its sink's expiry ended it, else 409. */
+function assertRunNotEnded(run: RunRow): void {
+  if (!isTerminal(run.status)) return;
+  if (run.error?.startsWith(SINK_EXPIRED_ERROR)) {
+    throw problem('sink_expired', `The sink expired at ${run.sink_expires_at!.toISOString()}; the run ended ${run.status}`);
   }
+  throw problem('run_finished', `The run already ended ${run.status}`);
+}
+
+/** Refuses reports to a run that ended (409) or whose sink expired (410). */
+function assertSinkOpen(run: RunRow): void {
+  assertRunNotEnded(run);
   if (run.sink_expires_at && run.sink_expires_at.getTime() <= Date.now()) {
     throw problem('sink_expired', `The sink expired at ${run.sink_expires_at.toISOString()}; the run is ending`);
   }
 }
 
-/** Runs a state update on the run's workflow; a workflow that has ended (or refuses) is 409. */
+/** Runs a state update on the run's workflow; one it refuses is 410 (sink expired) or 409 (run ended). */
 async function update<R>(workflows: Client, runId: string, call: (h: ReturnType<Client['workflow']['getHandle']>) => Promise<R>): Promise<R> {
   try {
     return await call(workflows.workflow.getHandle(runId));
   } catch (err) {
+    if (err instanceof WorkflowUpdateFailedError && err.cause instanceof ApplicationFailure && err.cause.type === SINK_EXPIRED) {
+      throw problem('sink_expired', `${err.cause.message}; the run is ending`);
+    }
     if (err instanceof WorkflowUpdateFailedError || err instanceof WorkflowNotFoundError) {
       throw problem('run_finished', 'The run has ended; its sink accepts nothing more');
     }
@@ -93,10 +100,14 @@ export async function applySinkEvents(knex: Knex, workflows: Client, run: RunRow
   return { accepted: events.length, status };
 }
 
-/** Moves the sink's expiry to now + seconds (through the workflow, which owns the deadline). */
+/**
+ * Pushes the sink's expiry back to now + seconds. The workflow owns the deadline and decides
+ * whether the sink is still open (the stored expiry may lag behind it); the row follows, and
+ * only ever forward, so concurrent extensions leave the workflow's value.
+ */
 export async function extendRunSink(knex: Knex, workflows: Client, run: RunRow, seconds: number): Promise<Date> {
-  assertSinkOpen(run);
+  assertRunNotEnded(run);
   const expiresAt = new Date(await update(workflows, run.id, (h) => h.executeUpdate(extendSink, { args: [seconds] })));
-  await knex('runs').where({ id: run.id }).update({ sink_expires_at: expiresAt });
+  await knex('runs').where({ id: run.id }).where('sink_expires_at', '<', expiresAt).update({ sink_expires_at: expiresAt });
   return expiresAt;
 }

@@ -2,7 +2,7 @@
 // reports through the sink. The runner here is this test, speaking HTTP with its own client
 // and only the sink secret it was given.
 import { expect } from 'chai';
-import { newOrg, startTestApi, type TestApi } from '../support/api.ts';
+import { newKey, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { importAgent } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
 import { startTestWorker, workerEnv } from '../support/worker.ts';
@@ -71,6 +71,9 @@ describe('remote runs', function () {
     expect(res.headers.get('ratelimit-policy')).to.equal('30;w=60');
     expectProblem(await org.client.get('/api/agents/@acme/nothing/bundle'), 404, 'not_found');
     expectProblem(await org.client.get('/api/agents/@acme/remote/bundle?version=9.9.9'), 404, 'not_found');
+    // The bundle is what a run would put before the model: reading the agent is not enough.
+    const reader = await newKey(api, org.client, { name: 'reader', scopes: ['agents:read'] });
+    expectProblem(await reader.client.get('/api/agents/@acme/remote/bundle'), 403, 'forbidden');
   });
 
   it('takes logs, metrics, an extension and a final result from the runner, validated like any run', async () => {
@@ -106,6 +109,11 @@ describe('remote runs', function () {
     expect(extended.status, JSON.stringify(extended.body)).to.equal(200);
     expect(extended.headers.get('ratelimit-policy')).to.equal('30;w=60');
     expect(Date.parse(extended.body.expiresAt) - Date.now()).to.be.within(110_000, 121_000);
+    expect((await run(created.id)).sinkExpiresAt).to.equal(extended.body.expiresAt);
+    // An extension pushes back only: a shorter one keeps the later expiry.
+    const shorter = await runner.extend(10);
+    expect(shorter.status, JSON.stringify(shorter.body)).to.equal(200);
+    expect(shorter.body.expiresAt).to.equal(extended.body.expiresAt);
     expect((await run(created.id)).sinkExpiresAt).to.equal(extended.body.expiresAt);
 
     const done = await runner.report([{ type: 'result', output: { summary: 'sinks carry reports' } }]);
@@ -154,19 +162,24 @@ describe('remote runs', function () {
     expect(ended.error).to.match(/^The remote runner stopped reporting: its sink expired at .* without a final result$/);
     expect(Date.parse(ended.finishedAt) - Date.parse(created.createdAt)).to.be.within(7500, 12_000);
     expectProblem(await runner.report([{ type: 'result', output: { summary: 'too late' } }]), 410, 'sink_expired');
+    expectProblem(await runner.extend(60), 410, 'sink_expired');
   });
 
   it('ends the run `timeout` at the agent timeout whatever the sink, and `cancelled` on cancel', async () => {
+    const cancelled = (await launch({ sinkTtlSeconds: 5 })).body;
+    await new Runner(api, cancelled.sink).report([{ type: 'started' }]);
+    expect((await org.client.post(`/api/runs/${cancelled.id}/cancel`)).status).to.equal(202);
+    expect((await run(cancelled.id, '15')).status).to.equal('cancelled');
+
     const slow = (await launch({ packageId: '@acme/remote-short', input: {}, sinkTtlSeconds: 600 })).body;
     expect(slow.timeoutSeconds).to.equal(2);
     const ended = await run(slow.id, '15');
     expect(ended).to.include({ status: 'timeout', error: 'The run exceeded its timeout of 2 s' });
 
-    const cancelled = (await launch({})).body;
-    await new Runner(api, cancelled.sink).report([{ type: 'started' }]);
-    expect((await org.client.post(`/api/runs/${cancelled.id}/cancel`)).status).to.equal(202);
-    expect((await run(cancelled.id, '15')).status).to.equal('cancelled');
+    // Once the cancelled run's sink would have expired, the sink still says how the run ended.
+    await new Promise((r) => setTimeout(r, Math.max(0, Date.parse(cancelled.sink.expiresAt) - Date.now() + 200)));
     expectProblem(await new Runner(api, cancelled.sink).report([{ type: 'log', level: 'info', message: 'still here?' }]), 409, 'run_finished');
+    expectProblem(await new Runner(api, slow.sink).extend(), 409, 'run_finished');
   });
 
   it('validates the input, honours Idempotency-Key and counts against the organization limits', async () => {
