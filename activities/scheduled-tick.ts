@@ -14,7 +14,7 @@ import { insertRefusedRun } from '../shared/runs/refused.ts';
 import { creatorCanRun, disableSchedule, lostAccessReason } from '../shared/schedules/access.ts';
 import type { ScheduleRow } from '../shared/schedules/model.ts';
 import { deleteTemporalSchedule, pauseTemporalSchedule } from '../shared/schedules/temporal.ts';
-import { assertValid, userSchemaValidator } from '../shared/validation.ts';
+import { runInput } from '../shared/validation.ts';
 import type { ActivityDeps } from './deps.ts';
 
 export interface TickInput {
@@ -107,9 +107,9 @@ export function createScheduledTickActivities(deps: ActivityDeps) {
       try {
         agent = await resolveAgent(knex, schedule.org_id, schedule.space_id, pkg.scope, pkg.name);
         if (!agent) return refuse(`${fullName(pkg)} is no longer available in this space (moved to another space, or no published version)`);
-        const input = structuredClone(schedule.input);
+        let input: Record<string, unknown>;
         try {
-          if (agent.inputSchema) assertValid(userSchemaValidator(agent.inputSchema), input);
+          input = runInput(agent.inputSchema, schedule.input);
         } catch (err) {
           if (!(err instanceof ProblemError)) throw err;
           return refuse(`the schedule's input does not match the input schema of ${agent.fullName} ${agent.version}: ${explain(err)}`, agent);

@@ -84,6 +84,13 @@ export function assertValid(validate: ValidateFunction, value: unknown, opts: { 
   throw problem('validation_failed', { detail: errors[0]?.message ?? 'invalid', errors, param: opts.param });
 }
 
+/** A run's input: a copy of `raw` (empty by default) checked against the agent's input schema, its defaults applied. */
+export function runInput(schema: object | null | undefined, raw: Record<string, unknown> | undefined, opts: { prefix?: string } = {}): Record<string, unknown> {
+  const input = structuredClone(raw ?? {});
+  if (schema) assertValid(userSchemaValidator(schema), input, opts);
+  return input;
+}
+
 // Agent input/output schemas come from users: compiled once per distinct schema in their own
 // ajv instance, with a bounded cache (ajv keeps every compiled schema until removed).
 const userAjv = makeAjv(false);

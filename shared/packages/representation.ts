@@ -4,9 +4,9 @@
 import type { Knex } from 'knex';
 import type { SpaceAuthority } from './authority.ts';
 import { hasUnarchivedChanges, orderedManifest } from './draft.ts';
-import { latestVersion, versionNames } from './store.ts';
+import { findOrgSkill, latestVersion, versionNames } from './store.ts';
 import { effectiveTimeoutSeconds } from './timeout.ts';
-import { type PackageRow, type PackageType, TYPE_SCOPES, fileText, fullName, splitName } from './types.ts';
+import { type PackageRow, type PackageType, TYPE_SCOPES, fileText, fullName } from './types.ts';
 import { defaultSpaceId, visiblePackagesQuery } from './visibility.ts';
 import { pickVersion } from './versions.ts';
 
@@ -51,10 +51,7 @@ async function common(v: ViewContext, pkg: PackageRow) {
 async function skillDependencies(v: ViewContext, deps: Record<string, string>) {
   const out = [];
   for (const [id, range] of Object.entries(deps)) {
-    const parts = splitName(id);
-    const skill = parts
-      ? ((await v.knex('packages').where({ org_id: v.orgId, scope: parts.scope, name: parts.name, type: 'skill', ephemeral: false }).first()) as PackageRow | undefined)
-      : undefined;
+    const skill = await findOrgSkill(v.knex, v.orgId, id);
     const version = skill ? (pickVersion(await versionNames(v.knex, skill.id), range) ?? null) : null;
     out.push({
       id,

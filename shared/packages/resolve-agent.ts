@@ -3,8 +3,8 @@
 import type { Knex } from 'knex';
 import { problem } from '../errors.ts';
 import { orderedManifest } from './draft.ts';
-import { findVersion, getVersion } from './store.ts';
-import { type FileMap, fileText, fullName, type PackageRow, splitName } from './types.ts';
+import { findOrgSkill, findVersion, getVersion } from './store.ts';
+import { type FileMap, fileText, fullName, type PackageRow } from './types.ts';
 import { findVisiblePackage } from './visibility.ts';
 
 export { findVisiblePackage } from './visibility.ts';
@@ -52,10 +52,7 @@ export const DEFAULT_RUNTIME_TOOLS: readonly string[] = ['output', 'log', 'note'
 export async function resolveSkills(knex: Knex, orgId: string, deps: Record<string, string> | undefined): Promise<ResolvedSkill[]> {
   const out: ResolvedSkill[] = [];
   for (const [id, range] of Object.entries(deps ?? {})) {
-    const parts = splitName(id);
-    const pkg = parts
-      ? ((await knex('packages').where({ org_id: orgId, scope: parts.scope, name: parts.name, type: 'skill', ephemeral: false }).first()) as PackageRow | undefined)
-      : undefined;
+    const pkg = await findOrgSkill(knex, orgId, id);
     const version = pkg ? await findVersion(knex, pkg.id, range) : undefined;
     if (!pkg || !version) {
       throw problem('dependency_unresolved', {

@@ -1,6 +1,6 @@
-// Reads of published versions.
+// Reads of published versions, and of the skill packages agents depend on.
 import type { Knex } from 'knex';
-import type { PackageVersionRow } from './types.ts';
+import { type PackageRow, type PackageVersionRow, splitName } from './types.ts';
 import { latestOf, pickVersion } from './versions.ts';
 
 export async function versionNames(knex: Knex, packageId: string): Promise<string[]> {
@@ -21,4 +21,11 @@ export async function findVersion(knex: Knex, packageId: string, selector?: stri
 export async function latestVersion(knex: Knex, packageId: string): Promise<PackageVersionRow | undefined> {
   const chosen = latestOf(await versionNames(knex, packageId));
   return chosen ? getVersion(knex, packageId, chosen) : undefined;
+}
+
+/** A skill dependency `@scope/name`, looked up in the whole organization (inline packages excluded). */
+export async function findOrgSkill(knex: Knex, orgId: string, id: string): Promise<PackageRow | undefined> {
+  const parts = splitName(id);
+  if (!parts) return undefined;
+  return (await knex('packages').where({ org_id: orgId, scope: parts.scope, name: parts.name, type: 'skill', ephemeral: false }).first()) as PackageRow | undefined;
 }

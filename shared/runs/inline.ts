@@ -12,7 +12,7 @@ import { manifestFile } from '../packages/draft.ts';
 import { validateManifest } from '../packages/manifest-schema.ts';
 import { agentOf, DEFAULT_RUNTIME_TOOLS, type ResolvedAgent } from '../packages/resolve-agent.ts';
 import { type FileMap, type PackageRow, splitName } from '../packages/types.ts';
-import { assertValid, userSchemaValidator } from '../validation.ts';
+import { runInput } from '../validation.ts';
 import { admitRun, type LaunchRequest } from './launch.ts';
 import type { RunRow } from './model.ts';
 
@@ -90,9 +90,7 @@ export function checkInlineRun(limits: InlineRunLimits, body: InlineRunBody): Ch
   const errors = inlineLimitErrors(limits, body);
   if (errors.length > 0) throw problem('inline_limit_exceeded', { detail: errors[0].message, errors });
   const manifest = validateManifest(body.manifest, 'agent');
-  const input = structuredClone(body.input ?? {});
-  if (manifest.input?.schema) assertValid(userSchemaValidator(manifest.input.schema), input);
-  return { manifest, input };
+  return { manifest, input: runInput(manifest.input?.schema, body.input) };
 }
 
 /** The tools a run of `manifest` gets: runtime tool ids (the defaults when none are declared), then `<integration>:<tool>`. */

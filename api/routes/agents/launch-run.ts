@@ -2,7 +2,7 @@ import { problem } from '../../../shared/errors.ts';
 import { resolveAgent } from '../../../shared/packages/resolve-agent.ts';
 import { admitRun, type LaunchRequest, startRunWorkflow } from '../../../shared/runs/launch.ts';
 import { runDto, runSchema } from '../../../shared/runs/model.ts';
-import { assertValid, userSchemaValidator } from '../../../shared/validation.ts';
+import { runInput } from '../../../shared/validation.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
 import { findVisibleRun } from '../runs/_visible.ts';
 
@@ -26,9 +26,7 @@ export async function launchable(ctx: AppContext, scope: string, name: string, v
   const { org, space } = ctx.state.tenancy!;
   const agent = await resolveAgent(ctx.services.knex, org!.id, space!.id, scope, name, version);
   if (!agent) throw problem('not_found', version ? `No version ${version} of ${scope}/${name}` : `No agent ${scope}/${name} (or it has no published version)`);
-  const input = structuredClone(rawInput ?? {});
-  if (agent.inputSchema) assertValid(userSchemaValidator(agent.inputSchema), input);
-  return { agent, input };
+  return { agent, input: runInput(agent.inputSchema, rawInput) };
 }
 
 /** Admits a run launched by this request against the organization limits and starts its workflow. */

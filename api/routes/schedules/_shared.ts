@@ -4,7 +4,7 @@ import { problem } from '../../../shared/errors.ts';
 import type { ResolvedAgent } from '../../../shared/packages/resolve-agent.ts';
 import type { ScheduleRow } from '../../../shared/schedules/model.ts';
 import { nextRunAt } from '../../../shared/schedules/temporal.ts';
-import { assertValid, userSchemaValidator } from '../../../shared/validation.ts';
+import { runInput } from '../../../shared/validation.ts';
 import type { AppContext } from '../../route.ts';
 import { dateTime } from '../../schemas.ts';
 
@@ -88,9 +88,14 @@ export async function scheduleDtos(ctx: AppContext, rows: ScheduleWithPackage[])
   return rows.map((r, i) => scheduleDto(r, next[i]));
 }
 
+/** Scheduled runs launch as a person: creating a schedule, or changing what or when it runs, needs agents:run and no end-user. */
+export function requireSchedulingRights(ctx: AppContext, doing: string): void {
+  const { scopes, endUserId } = ctx.state.tenancy!;
+  if (!scopes.has('agents:run')) throw problem('forbidden', `${doing} also needs agents:run`);
+  if (endUserId) throw problem('forbidden', `${doing} is refused while acting for an end-user (Service-User): scheduled runs execute as a person`);
+}
+
 /** The input a run of `agent` would get: validated against its input schema, defaults applied. */
 export function scheduleInput(agent: ResolvedAgent, input: Record<string, unknown> | undefined): Record<string, unknown> {
-  const out = structuredClone(input ?? {});
-  if (agent.inputSchema) assertValid(userSchemaValidator(agent.inputSchema), out, { prefix: 'input' });
-  return out;
+  return runInput(agent.inputSchema, input, { prefix: 'input' });
 }

@@ -6,7 +6,7 @@ import { checkCron, checkTimezone } from '../../../shared/schedules/spec.ts';
 import { createTemporalSchedule, deleteTemporalSchedule, nextRunAt } from '../../../shared/schedules/temporal.ts';
 import { defineRoute } from '../../route.ts';
 import { agentPathParams } from '../agents/launch-run.ts';
-import { scheduleDto, scheduleFields, scheduleInput, scheduleSchema } from './_shared.ts';
+import { requireSchedulingRights, scheduleDto, scheduleFields, scheduleInput, scheduleSchema } from './_shared.ts';
 
 interface Body {
   name: string;
@@ -36,12 +36,10 @@ export default defineRoute<Body, unknown, { scope: string; name: string }>({
   },
   responses: { 201: { description: 'The schedule', schema: scheduleSchema } },
   async handler(ctx, { body, params }) {
-    const { org, space, scopes, endUserId } = ctx.state.tenancy!;
+    const { org, space } = ctx.state.tenancy!;
     const auth = ctx.state.auth!;
     const { knex, workflows } = ctx.services;
-    if (!scopes.has('agents:run')) throw problem('forbidden', 'Scheduling runs also needs agents:run');
-    // Scheduled runs execute as a person; an end-user cannot be one.
-    if (endUserId) throw problem('forbidden', 'Schedules cannot be created while acting for an end-user (Service-User)');
+    requireSchedulingRights(ctx, 'Scheduling runs');
     const cron = checkCron(body.cron_expression);
     const timezone = checkTimezone(body.timezone);
     const agent = await resolveAgent(knex, org!.id, space!.id, params.scope, params.name);

@@ -5,7 +5,7 @@ import type { ScheduleRow } from '../../../shared/schedules/model.ts';
 import { checkCron, checkTimezone } from '../../../shared/schedules/spec.ts';
 import { syncTemporalSchedule } from '../../../shared/schedules/temporal.ts';
 import { defineRoute } from '../../route.ts';
-import { findSchedule, scheduleDtos, scheduleFields, scheduleIdParam, scheduleInput, scheduleSchema } from './_shared.ts';
+import { findSchedule, requireSchedulingRights, scheduleDtos, scheduleFields, scheduleIdParam, scheduleInput, scheduleSchema } from './_shared.ts';
 
 interface Body {
   name?: string;
@@ -31,13 +31,12 @@ export default defineRoute<Body, unknown, { id: string }>({
   responses: { 200: { description: 'Updated', schema: scheduleSchema } },
   async handler(ctx, { body, params }) {
     const { knex, workflows } = ctx.services;
-    const { scopes, endUserId } = ctx.state.tenancy!;
     const found = await findSchedule(ctx, params.id);
     // What runs, when, and whether it runs again are launches made as the creator: the same
     // checks as creating. Renaming and disabling need schedules:write only.
-    const relaunches = body.input !== undefined || body.cron_expression !== undefined || body.timezone !== undefined || body.enabled === true;
-    if (relaunches && !scopes.has('agents:run')) throw problem('forbidden', 'Changing what a schedule runs, or when, also needs agents:run');
-    if (relaunches && endUserId) throw problem('forbidden', 'Schedules cannot be changed while acting for an end-user (Service-User)');
+    if (body.input !== undefined || body.cron_expression !== undefined || body.timezone !== undefined || body.enabled === true) {
+      requireSchedulingRights(ctx, 'Changing what a schedule runs, or when,');
+    }
     const cron = body.cron_expression === undefined ? undefined : checkCron(body.cron_expression);
     const timezone = body.timezone === undefined ? undefined : checkTimezone(body.timezone);
     let input: Record<string, unknown> | undefined;
