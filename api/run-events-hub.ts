@@ -1,12 +1,15 @@
 // One LISTEN connection per API process (DESIGN.md section 4): run status changes and log
 // inserts written by any worker reach the long-poll waiters and the Server-Sent Events
-// subscribers here, with no polling loop.
+// subscribers here, with no polling loop; credential and membership changes reach the
+// AccessWatch that ends or re-scopes those long-lived reads.
 import type { Knex } from 'knex';
 import pg from 'pg';
+import { ACCESS_CHANGES_CHANNEL, type AccessChange } from '../shared/identity/access-grants.ts';
 import type { Logger } from '../shared/log.ts';
 import { RUN_EVENTS_CHANNEL, type RunEvent } from '../shared/runs/events.ts';
 import { logDto } from '../shared/runs/logs.ts';
 import { RUN_SELECT, type RunRow, runDto, runsWithPackage, TERMINAL_STATUSES } from '../shared/runs/model.ts';
+import { AccessWatch } from './access-watch.ts';
 import { canReadRun, type RunAudience } from './routes/runs/_visible.ts';
 import type { RealtimeChannel, SseStream } from './sse.ts';
 
@@ -32,7 +35,8 @@ export interface RealtimeSubscriber {
 const CHANNEL_OF: Record<RunEvent['kind'], RealtimeChannel> = { status: 'run_update', log: 'run_log', usage: 'run_metric' };
 
 type VisibilityColumns = Pick<RunRow, 'id' | 'org_id' | 'space_id' | 'package_id' | 'actor_type' | 'actor_id' | 'user_id' | 'end_user_id'>;
-const VISIBILITY_COLUMNS = ['r.id', 'r.org_id', 'r.space_id', 'r.package_id', 'r.actor_type', 'r.actor_id', 'r.user_id', 'r.end_user_id'];
+/** The columns `canReadRun` needs, read with the row behind an event. */
+export const RUN_VISIBILITY_COLUMNS = ['r.id', 'r.org_id', 'r.space_id', 'r.package_id', 'r.actor_type', 'r.actor_id', 'r.user_id', 'r.end_user_id'];
 
 /** What one event becomes, computed once whatever the number of subscribers. */
 interface Outgoing {
@@ -55,20 +59,25 @@ export class RunEventsHub {
   private readonly streamsBySpace = new Map<string, Set<RealtimeSubscriber>>();
   /** Realtime subscribers of single-run streams, by run id. */
   private readonly streamsByRun = new Map<string, Set<RealtimeSubscriber>>();
-  private readonly knex?: Knex;
+  private readonly knex: Knex;
+  /** Long-lived reads (streams, long-polls) following their credential. */
+  readonly access: AccessWatch;
+  private connectedBefore = false;
   /** Frames go out in the order the events arrived, while their rows load concurrently. */
   private delivery: Promise<void> = Promise.resolve();
 
-  /** `knex` reads the rows behind events for realtime subscribers. */
-  constructor(databaseUrl: string, log: Logger, knex?: Knex) {
+  /** `knex` reads the rows behind events for realtime subscribers, and re-checks grants. */
+  constructor(databaseUrl: string, log: Logger, knex: Knex) {
     this.databaseUrl = databaseUrl;
     this.log = log;
     this.knex = knex;
+    this.access = new AccessWatch(knex, log);
   }
 
   async start(): Promise<void> {
     const client = new pg.Client({ connectionString: this.databaseUrl });
     client.on('notification', (msg) => {
+      if (msg.channel === ACCESS_CHANGES_CHANNEL && msg.payload) return this.access.changed(JSON.parse(msg.payload) as AccessChange);
       if (msg.channel !== RUN_EVENTS_CHANNEL || !msg.payload) return;
       const event = JSON.parse(msg.payload) as RunEvent;
       for (const l of this.byRun.get(event.runId) ?? []) l(event);
@@ -79,8 +88,11 @@ export class RunEventsHub {
       if (!this.closed) setTimeout(() => void this.start().catch(() => undefined), 1000);
     });
     await client.connect();
-    await client.query(`LISTEN ${RUN_EVENTS_CHANNEL}`);
+    await client.query(`LISTEN ${RUN_EVENTS_CHANNEL}; LISTEN ${ACCESS_CHANGES_CHANNEL}`);
     this.client = client;
+    // Changes made while the connection was down were not heard: check every grant once.
+    if (this.connectedBefore) this.access.recheckAll();
+    this.connectedBefore = true;
   }
 
   /** Calls `listener` for every event of the run until the returned function is called. */
@@ -166,7 +178,7 @@ export class RunEventsHub {
 
   private fanOut(event: RunEvent): void {
     const channel = CHANNEL_OF[event.kind];
-    if (!channel || !this.knex) return;
+    if (!channel) return;
     if (!this.anyWants(this.streamsBySpace.get(event.spaceId), channel) && !this.anyWants(this.streamsByRun.get(event.runId), channel)) return;
     // Load now (concurrently with earlier events), deliver in arrival order.
     const loaded = this.load(event, channel).catch((err) => {
@@ -190,7 +202,7 @@ export class RunEventsHub {
 
   /** One query per event, whatever the number of subscribers. */
   private async load(event: RunEvent, channel: RealtimeChannel): Promise<Outgoing | undefined> {
-    const knex = this.knex!;
+    const knex = this.knex;
     if (event.kind === 'status') {
       const row = await runsWithPackage(knex).where('r.id', event.runId).select(RUN_SELECT).first();
       return row && { channel, run: row, data: JSON.stringify(runDto(row)) };
@@ -199,7 +211,7 @@ export class RunEventsHub {
       const row = await knex('run_logs as l')
         .join('runs as r', 'r.id', 'l.run_id')
         .where({ 'l.run_id': event.runId, 'l.seq': event.seq })
-        .select(...VISIBILITY_COLUMNS, 'l.seq', 'l.level', 'l.type', 'l.message', 'l.data', 'l.created_at')
+        .select(...RUN_VISIBILITY_COLUMNS, 'l.seq', 'l.level', 'l.type', 'l.message', 'l.data', 'l.created_at')
         .first();
       if (!row) return undefined;
       return {
@@ -210,7 +222,7 @@ export class RunEventsHub {
         debugOnly: row.level === 'debug',
       };
     }
-    const row = await knex('runs as r').where('r.id', event.runId).select(...VISIBILITY_COLUMNS, 'r.usage').first();
+    const row = await knex('runs as r').where('r.id', event.runId).select(...RUN_VISIBILITY_COLUMNS, 'r.usage').first();
     return row && { channel, run: row, data: JSON.stringify({ runId: row.id, usage: row.usage }) };
   }
 

@@ -97,6 +97,17 @@ export class SseStream {
     if (this.held) this.finish('server');
   }
 
+  /**
+   * Sends one last frame, then ends the response (the caller's access ended). A stream still
+   * holding frames for its snapshot opens first, so the client reads why it was closed.
+   */
+  endWith(event: string, data: string): void {
+    if (this.ended) return;
+    if (this.held) this.open();
+    this.res.write(`event: ${event}\nid: ${this.id}:${++this.n}\ndata: ${data}\n\n`);
+    this.end();
+  }
+
   /** Ends the response (server shutdown). */
   end(): void {
     if (this.ended) return;

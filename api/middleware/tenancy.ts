@@ -5,7 +5,8 @@ import { Organization as OrgModel } from '../../shared/db/models.ts';
 import { assertServable, CURRENT_API_VERSION } from '../../shared/api-version.ts';
 import { problem } from '../../shared/errors.ts';
 import { findSpace, isOrgAdmin, orgRole, orgScopes, spaceScopes } from '../../shared/identity/tenancy.ts';
-import { type OrgRole, type Scope, SPACE_ROLE_SCOPES, SPACE_ROLES, type SpaceRole, intersect } from '../../shared/permissions.ts';
+import { narrowScopes } from '../../shared/identity/access-grants.ts';
+import { type OrgRole, type Scope, SPACE_ROLES, type SpaceRole } from '../../shared/permissions.ts';
 import { clientIp } from '../client-ip.ts';
 import type { AppContext, RouteDef } from '../route.ts';
 
@@ -101,9 +102,10 @@ async function resolveSpace(ctx: AppContext, route: RouteDef, org: Organization,
   return { space, scopes: held };
 }
 
-function applyViewAs(ctx: AppContext, role: OrgRole, scopes: ReadonlySet<Scope>): { scopes: ReadonlySet<Scope>; viewAs?: SpaceRole } {
+/** The X-View-As role, once checked (the narrowing itself is `narrowScopes`). */
+function viewAsRole(ctx: AppContext, role: OrgRole): SpaceRole | undefined {
   const viewAs = ctx.get('X-View-As');
-  if (!viewAs) return { scopes };
+  if (!viewAs) return undefined;
   if (!SPACE_ROLES.includes(viewAs as SpaceRole)) {
     throw problem('validation_failed', {
       detail: `X-View-As must be one of ${SPACE_ROLES.join(', ')}`,
@@ -112,7 +114,7 @@ function applyViewAs(ctx: AppContext, role: OrgRole, scopes: ReadonlySet<Scope>)
     });
   }
   if (!isOrgAdmin(role)) throw problem('forbidden', { detail: 'Only organization owners and admins can use X-View-As', param: 'X-View-As' });
-  return { scopes: intersect(SPACE_ROLE_SCOPES[viewAs as SpaceRole], scopes as Set<Scope>), viewAs: viewAs as SpaceRole };
+  return viewAs as SpaceRole;
 }
 
 export async function resolveTenancy(ctx: AppContext, route: RouteDef): Promise<void> {
@@ -136,9 +138,8 @@ export async function resolveTenancy(ctx: AppContext, route: RouteDef): Promise<
   } else {
     scopes = orgScopes(role);
   }
-  const view = applyViewAs(ctx, role, scopes);
-  scopes = view.scopes;
-  if (auth.kind === 'api_key') scopes = intersect(auth.key.scopes as Scope[], scopes as Set<Scope>);
+  const viewAs = viewAsRole(ctx, role);
+  scopes = narrowScopes(scopes, { viewAs, keyScopes: auth.kind === 'api_key' ? auth.key.scopes : undefined });
 
   let endUserId: string | undefined;
   const serviceUser = ctx.get('Service-User');
@@ -160,7 +161,7 @@ export async function resolveTenancy(ctx: AppContext, route: RouteDef): Promise<
     ctx.services.log.info({ ...audit }, 'impersonated request');
     await ctx.services.knex('impersonation_audit').insert(audit);
   }
-  ctx.state.tenancy = { org, orgRole: role, space, scopes, endUserId, viewAs: view.viewAs };
+  ctx.state.tenancy = { org, orgRole: role, space, scopes, endUserId, viewAs };
   if (route.scope && !scopes.has(route.scope)) {
     throw problem('forbidden', `This operation needs the ${route.scope} permission`);
   }

@@ -3,8 +3,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { EventSource } from 'eventsource';
-import { SseStream } from '../../api/sse.ts';
+import { REALTIME_CHANNELS, SseStream } from '../../api/sse.ts';
 import { notifyRunEvent } from '../../shared/runs/events.ts';
 import { createKnex } from '../../shared/db/knex.ts';
 import { appendRunLog } from '../../shared/runs/logs.ts';
@@ -12,76 +11,11 @@ import { Client, newKey, newMember, newOrg, newUser, startTestApi, type TestApi 
 import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
+import { Feed } from '../support/sse-feed.ts';
 import { stack } from '../support/stack.ts';
 import { startTestWorker, workerEnv } from '../support/worker.ts';
 
-const EVENTS = ['run_update', 'run_log', 'run_metric', 'connection_update', 'chat_session_update', 'ping'];
 const JWT = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ1c2VyIn0.c2lnbmF0dXJl';
-
-interface Frame {
-  event: string;
-  id: string;
-  data: any;
-}
-
-/** An EventSource that records every named frame in order. */
-class Feed {
-  readonly frames: Frame[] = [];
-  readonly es: EventSource;
-  private waiters: Array<() => void> = [];
-
-  constructor(url: string, opts: { cookie?: string; headers?: Record<string, string> } = {}) {
-    const extra: Record<string, string> = { ...opts.headers, ...(opts.cookie ? { cookie: opts.cookie } : {}) };
-    this.es = new EventSource(url, { fetch: (input, init) => fetch(input, { ...init, headers: { ...init?.headers, ...extra } }) });
-    for (const name of EVENTS) {
-      this.es.addEventListener(name, (e) => {
-        this.frames.push({ event: name, id: e.lastEventId, data: JSON.parse(e.data) });
-        for (const w of this.waiters.splice(0)) w();
-      });
-    }
-  }
-
-  opened(): Promise<this> {
-    return new Promise((resolve, reject) => {
-      this.es.addEventListener('open', () => resolve(this), { once: true });
-      this.es.addEventListener(
-        'error',
-        (e) => {
-          this.es.close();
-          reject(new Error(`stream failed: ${(e as any).code ?? ''} ${(e as any).message ?? ''}`));
-        },
-        { once: true },
-      );
-    });
-  }
-
-  /** Resolves with the first recorded frame matching `pred` (waiting up to `ms`). */
-  async waitFor(pred: (f: Frame) => boolean, ms = 20_000, what = 'frame'): Promise<Frame> {
-    const deadline = Date.now() + ms;
-    for (;;) {
-      const hit = this.frames.find(pred);
-      if (hit) return hit;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no ${what} within ${ms} ms; got ${JSON.stringify(this.frames.map((f) => [f.event, f.data?.id ?? f.data?.runId, f.data?.message ?? f.data?.status]))}`);
-      await new Promise<void>((r) => {
-        const t = setTimeout(r, left);
-        this.waiters.push(() => {
-          clearTimeout(t);
-          r();
-        });
-      });
-    }
-  }
-
-  /** Frames that concern run `id`. */
-  of(id: string): Frame[] {
-    return this.frames.filter((f) => f.data?.runId === id || (f.event === 'run_update' && f.data?.id === id));
-  }
-
-  close(): void {
-    this.es.close();
-  }
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -467,7 +401,7 @@ describe('realtime (SSE)', function () {
       const op = doc.paths[p].get;
       expect(op['x-required-scope']).to.equal('runs:read');
       expect(op.responses['200'].content).to.have.property('text/event-stream');
-      expect(Object.keys(op['x-sse-frames'])).to.have.members(EVENTS);
+      expect(Object.keys(op['x-sse-frames'])).to.have.members([...REALTIME_CHANNELS, 'error']);
       expect(op['x-sse-frames'].run_metric.schema.required).to.deep.equal(['runId', 'usage']);
       expect(op.parameters.map((x: any) => x.name)).to.include.members(['token', 'orgId', 'spaceId', 'channels', 'verbose']);
       expect(op.security).to.deep.include({ apiKeyQuery: [] });

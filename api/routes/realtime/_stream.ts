@@ -2,9 +2,10 @@
 // OpenAPI, and subscribing a connection to the run events hub.
 import type { JsonSchema, AppContext, RouteDef } from '../../route.ts';
 import { runSchema } from '../../../shared/runs/model.ts';
-import type { RealtimeSubscriber } from '../../run-events-hub.ts';
+import { RUN_VISIBILITY_COLUMNS, type RealtimeSubscriber } from '../../run-events-hub.ts';
 import { parseChannels, SseStream, SSE_KEEPALIVE_MS, SSE_MAX_QUEUED_FRAMES } from '../../sse.ts';
-import { runAudience } from '../runs/_visible.ts';
+import { grantOf } from '../../access-watch.ts';
+import { audienceOf, canReadRun, type RunAudience, runAudience } from '../runs/_visible.ts';
 
 export interface RealtimeQuery {
   token?: string;
@@ -61,6 +62,11 @@ export const realtimeFrames: NonNullable<RouteDef['sseFrames']> = {
   },
   connection_update: { description: 'Reserved: one of the caller\'s integration connections changed (not emitted yet).', schema: { type: 'object' } },
   chat_session_update: { description: 'Reserved: change signal for one of the caller\'s chat sessions (chat module; not emitted yet).', schema: { type: 'object' } },
+  error: {
+    description:
+      'The last frame before the server closes the stream: `credential_revoked` when the API key was revoked or expired or the session ended; `access_changed` when the caller left the organization or space, or no longer holds `runs:read`. Sent whatever `channels` says. Losing `runs:read-all` does not end a stream: it narrows it to the caller\'s own runs at once.',
+    schema: { type: 'object', required: ['code'], properties: { code: { enum: ['credential_revoked', 'access_changed'] } } },
+  },
   ping: {
     description: `Keep-alive: on connect (after the snapshot of a single-run stream) and after every ${SSE_KEEPALIVE_MS / 1000} s without another frame.`,
     schema: { type: 'object', required: ['time'], properties: { time: { type: 'string', format: 'date-time' } } },
@@ -80,6 +86,11 @@ export const REALTIME_DESCRIPTION =
   'A caller receives only the runs it may read: every run of the space with `runs:read-all`, otherwise the runs it launched (an impersonated end-user: its own). ' +
   'Errors before the stream starts are problem documents.';
 
+async function endUnlessReadable(ctx: AppContext, stream: SseStream, runId: string, audience: RunAudience): Promise<void> {
+  const run = await ctx.services.knex('runs as r').where('r.id', runId).select(RUN_VISIBILITY_COLUMNS).first();
+  if (!run || !canReadRun(audience, run)) stream.endWith('error', JSON.stringify({ code: 'access_changed' }));
+}
+
 /**
  * Subscribes the connection to the hub, holding frames until `open` (so a snapshot can go
  * first while nothing published meanwhile is lost). `discard` when the request fails before
@@ -90,9 +101,11 @@ export function subscribe(ctx: AppContext, query: RealtimeQuery, filter: { runId
   const { runEvents, log } = ctx.services;
   const requestId = ctx.state.requestId;
   let unsubscribe = () => {};
+  let unwatch = () => {};
   const stream = new SseStream(ctx.res, {
     onClose: (reason) => {
       unsubscribe();
+      unwatch();
       if (reason === 'slow') log.info({ requestId, subscriber: stream.id }, 'realtime: slow client dropped');
       else log.debug({ requestId, subscriber: stream.id, reason }, 'realtime: stream closed');
     },
@@ -107,6 +120,23 @@ export function subscribe(ctx: AppContext, query: RealtimeQuery, filter: { runId
     stream,
   };
   unsubscribe = runEvents.addStream(sub);
+  // The stream follows its credential: revoked or out of the space, it ends with a last frame;
+  // otherwise it is re-scoped (losing runs:read-all narrows it to the caller's own runs).
+  const grant = grantOf(ctx);
+  unwatch = runEvents.access.watch({
+    grant,
+    needs: 'runs:read',
+    onLoss: (code) => {
+      log.info({ requestId, subscriber: stream.id, code }, 'realtime: stream ended, access lost');
+      stream.endWith('error', JSON.stringify({ code }));
+    },
+    onScopes: (scopes) => {
+      sub.audience = audienceOf(grant, scopes);
+      sub.debug = scopes.has('runs:delete');
+      // A single-run stream whose run is no longer the caller's to read ends like a lost grant.
+      if (filter.runId && sub.audience.only) void endUnlessReadable(ctx, stream, filter.runId, sub.audience);
+    },
+  });
   return {
     channels: sub.channels,
     /** Starts the response: `first` frames (e.g. the snapshot), a ping, then what was held. */

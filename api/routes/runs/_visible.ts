@@ -2,7 +2,10 @@
 // otherwise the runs it launched; an impersonated end-user sees only its own.
 import type { Knex } from 'knex';
 import { problem } from '../../../shared/errors.ts';
+import type { AccessGrant } from '../../../shared/identity/access-grants.ts';
+import type { Scope } from '../../../shared/permissions.ts';
 import { RUN_SELECT, type RunRow, runDto, runsWithPackage } from '../../../shared/runs/model.ts';
+import { grantOf } from '../../access-watch.ts';
 import { setOffsetLinks } from '../../pagination.ts';
 import type { AppContext } from '../../route.ts';
 
@@ -19,12 +22,15 @@ export interface RunAudience {
 }
 
 export function runAudience(ctx: AppContext): RunAudience {
-  const { org, space, scopes, endUserId } = ctx.state.tenancy!;
-  const auth = ctx.state.auth!;
+  return audienceOf(grantOf(ctx), ctx.state.tenancy!.scopes);
+}
+
+/** The audience of a grant holding `scopes` (re-derived when a stream's access changes). */
+export function audienceOf(grant: AccessGrant, scopes: ReadonlySet<Scope>): RunAudience {
   let only: RunAudience['only'] = null;
-  if (endUserId) only = { endUserId };
-  else if (!scopes.has('runs:read-all')) only = auth.kind === 'api_key' ? { apiKeyId: auth.key.id } : { userId: auth.userId };
-  return { orgId: org!.id, spaceId: space!.id, only };
+  if (grant.endUserId) only = { endUserId: grant.endUserId };
+  else if (!scopes.has('runs:read-all')) only = grant.kind === 'api_key' ? { apiKeyId: grant.credentialId } : { userId: grant.userId };
+  return { orgId: grant.orgId, spaceId: grant.spaceId, only };
 }
 
 /** The run-visibility predicate: true when `audience` may read `run` (same rule as `visibleRuns`). */

@@ -8,6 +8,7 @@ import * as m004 from './004_webhooks.ts';
 import * as m005 from './005_idempotency.ts';
 import * as m006 from './006_impersonation_audit.ts';
 import * as m007 from './007_schedules_inline_remote.ts';
+import * as m008 from './008_access_changes.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -22,6 +23,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '005_idempotency': m005,
   '006_impersonation_audit': m006,
   '007_schedules_inline_remote': m007,
+  '008_access_changes': m008,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
