@@ -1,10 +1,11 @@
 // The service's workers: `agent-runs` (runAgent, remoteRun, scheduledRun ticks and the run
-// activities) and `platform` (webhook deliveries, inline-package purges), sharing one
+// activities) and `platform` (webhook deliveries, inline-package purges, connect logins), sharing one
 // connection, one bundle and injected resources.
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { Knex } from 'knex';
+import { createConnectLoginActivity } from '../activities/connect-login.ts';
 import { createExecuteAgentActivity } from '../activities/execute-agent.ts';
 import { createPublishRunEventActivity } from '../activities/publish-run-event.ts';
 import { createPurgeInlinePackageActivity } from '../activities/purge-inline-package.ts';
@@ -58,7 +59,7 @@ export async function createServiceWorkers(opts: {
     await Worker.create({
       ...common,
       taskQueue: PLATFORM_TASK_QUEUE,
-      activities: { ...createWebhookDeliveryActivity(deps), ...createPurgeInlinePackageActivity(deps) },
+      activities: { ...createWebhookDeliveryActivity(deps), ...createPurgeInlinePackageActivity(deps), ...createConnectLoginActivity(deps) },
     }),
   ];
   return {

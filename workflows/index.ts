@@ -1,4 +1,5 @@
 // Every workflow the worker bundles.
+export { connectLogin } from './connect-login.ts';
 export { deliverWebhook } from './deliver-webhook.ts';
 export { purgeInlinePackage } from './purge-inline-package.ts';
 export { remoteRun } from './remote-run.ts';

@@ -54,6 +54,8 @@ import spaceList from './spaces/list.ts';
 import spaceMemberAdd from './spaces/members-add.ts';
 import spaceMemberList from './spaces/members-list.ts';
 import spaceMemberRemove from './spaces/members-remove.ts';
+import { connectionRoutes } from './connections/index.ts';
+import connectWithFields from './integrations/connect-fields.ts';
 import spaceMemberUpdate from './spaces/members-update.ts';
 
 export const resourceRoutes: RouteDef[] = [
@@ -105,6 +107,8 @@ export const resourceRoutes: RouteDef[] = [
   ...scheduleRoutes,
   ...webhookRoutes,
   ...endUserRoutes,
+  connectWithFields,
+  ...connectionRoutes,
   ...realtimeRoutes,
 ];
 

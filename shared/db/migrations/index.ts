@@ -9,6 +9,7 @@ import * as m005 from './005_idempotency.ts';
 import * as m006 from './006_impersonation_audit.ts';
 import * as m007 from './007_schedules_inline_remote.ts';
 import * as m008 from './008_access_changes.ts';
+import * as m009 from './009_connections.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '006_impersonation_audit': m006,
   '007_schedules_inline_remote': m007,
   '008_access_changes': m008,
+  '009_connections': m009,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

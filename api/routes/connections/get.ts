@@ -1,0 +1,19 @@
+import { connectionDto } from '../../../shared/integrations/connections.ts';
+import { defineRoute } from '../../route.ts';
+import { connectionIdParam, connectionSchema, findCallerConnection } from './_shared.ts';
+
+export default defineRoute<unknown, unknown, { id: string }>({
+  method: 'get',
+  path: '/api/connections/:id',
+  operationId: 'getConnection',
+  summary: 'Read one of your connections (never its credential)',
+  tag: 'Connections',
+  auth: 'any',
+  context: 'space',
+  scope: 'integrations:read',
+  params: connectionIdParam,
+  responses: { 200: { description: 'The connection', schema: connectionSchema } },
+  async handler(ctx, { params }) {
+    ctx.body = connectionDto(await findCallerConnection(ctx, params.id));
+  },
+});

@@ -1,0 +1,21 @@
+// What the integration routes share: path parameters and the integration lookup (404 when the
+// space cannot see it, the package visibility rule).
+import { findIntegration, type Integration } from '../../../shared/integrations/auths.ts';
+import { problem } from '../../../shared/errors.ts';
+import type { AppContext } from '../../route.ts';
+import { nameParam, scopeParam } from '../packages/_access.ts';
+
+export const authKeyParam = { type: 'string', minLength: 1, maxLength: 100, description: 'Key of the auth in the manifest `auths` map' } as const;
+
+export const integrationAuthParams = {
+  type: 'object',
+  required: ['scope', 'name', 'authKey'],
+  properties: { scope: scopeParam, name: nameParam, authKey: authKeyParam },
+} as const;
+
+export async function visibleIntegration(ctx: AppContext, scope: string, name: string): Promise<Integration> {
+  const { org, space } = ctx.state.tenancy!;
+  const integration = await findIntegration(ctx.services.knex, org!.id, space!.id, scope, name);
+  if (!integration) throw problem('not_found', `No integration ${scope}/${name} in this space`);
+  return integration;
+}

@@ -1,0 +1,61 @@
+// An integration's auths as the service uses them (SPEC 2.12, DESIGN.md 7): which fields a
+// connection collects, how (`fields`, a declarative `login`, or `oauth2`), and where its
+// credential may go. Read from the integration's latest published version, else its draft.
+import type { Knex } from 'knex';
+import { latestVersion } from '../packages/store.ts';
+import type { PackageRow } from '../packages/types.ts';
+import { findVisiblePackage } from '../packages/visibility.ts';
+
+export interface LoginSpec {
+  request: { method: string; url: string; content_type?: string; body?: unknown };
+  success_criteria?: Array<{ condition: string }>;
+  outputs?: Record<string, { from: 'cookie'; name: string }>;
+}
+
+export interface IntegrationAuth {
+  key: string;
+  type: string;
+  /** JSON Schema of the fields a person submits. */
+  credentialsSchema: Record<string, any>;
+  fields: string[];
+  connect: 'login' | 'oauth2' | 'fields';
+  login?: LoginSpec;
+  authorizedUris: string[];
+}
+
+export interface Integration {
+  pkg: PackageRow;
+  /** '@scope/name' */
+  id: string;
+  displayName: string;
+  manifest: Record<string, any>;
+  auths: IntegrationAuth[];
+}
+
+export function authsOf(manifest: Record<string, any>): IntegrationAuth[] {
+  return Object.entries((manifest.auths ?? {}) as Record<string, any>).map(([key, a]) => {
+    const credentialsSchema = (a.credentials?.schema ?? { type: 'object', properties: {} }) as Record<string, any>;
+    return {
+      key,
+      type: String(a.type),
+      credentialsSchema,
+      fields: Object.keys(credentialsSchema.properties ?? {}),
+      connect: a.type === 'oauth2' ? 'oauth2' : a.connect?.login ? 'login' : 'fields',
+      login: a.connect?.login,
+      authorizedUris: a.authorized_uris ?? [],
+    };
+  });
+}
+
+/** The integration's manifest in force: the latest published version, else the draft. */
+export async function integrationOf(knex: Knex, pkg: PackageRow): Promise<Integration> {
+  const manifest = ((await latestVersion(knex, pkg.id))?.manifest ?? pkg.draft_manifest) as Record<string, any>;
+  const id = `${pkg.scope}/${pkg.name}`;
+  return { pkg, id, displayName: String(manifest.display_name ?? id), manifest, auths: authsOf(manifest) };
+}
+
+/** The integration `@scope/name` as the space sees it (the package visibility rule), or undefined. */
+export async function findIntegration(knex: Knex, orgId: string, spaceId: string, scope: string, name: string): Promise<Integration | undefined> {
+  const pkg = await findVisiblePackage(knex, orgId, spaceId, scope, name, 'integration');
+  return pkg ? integrationOf(knex, pkg) : undefined;
+}

@@ -1,0 +1,61 @@
+// Hosted connect links (SPEC 4.7, DESIGN.md 7): `connect/session` and every `connection_missing`
+// refusal hand out `{PUBLIC_URL}/api/integrations/connect/start?token=...`, single use, valid ten
+// minutes. Only the token's SHA-256 is stored; the row says who connects what.
+import type { Knex } from 'knex';
+import { sha256Hex } from '../crypto.ts';
+import { newToken } from '../ids.ts';
+import type { ConnectionOwner } from './connections.ts';
+
+export const CONNECT_LINK_TTL_MS = 10 * 60_000;
+
+export interface ConnectSessionRequest {
+  orgId: string;
+  spaceId: string;
+  /** '@scope/name' */
+  integrationId: string;
+  authKey: string;
+  owner: ConnectionOwner;
+  scopes?: string[];
+  connectionId?: string;
+}
+
+export interface ConnectSessionRow {
+  token_hash: string;
+  org_id: string;
+  space_id: string;
+  integration_package_id: string;
+  auth_key: string;
+  owner_type: ConnectionOwner['type'];
+  owner_id: string;
+  scopes: string[];
+  connection_id: string | null;
+  expires_at: Date;
+  used_at: Date | null;
+}
+
+export async function createConnectSession(knex: Knex, publicUrl: string, req: ConnectSessionRequest): Promise<{ connect_url: string; expiresAt: string }> {
+  const token = newToken();
+  const expiresAt = new Date(Date.now() + CONNECT_LINK_TTL_MS);
+  await knex('connect_sessions').insert({
+    token_hash: sha256Hex(token),
+    org_id: req.orgId,
+    space_id: req.spaceId,
+    integration_package_id: req.integrationId,
+    auth_key: req.authKey,
+    owner_type: req.owner.type,
+    owner_id: req.owner.id,
+    scopes: req.scopes ?? [],
+    connection_id: req.connectionId ?? null,
+    expires_at: expiresAt,
+  });
+  const url = new URL('/api/integrations/connect/start', publicUrl);
+  url.searchParams.set('token', token);
+  return { connect_url: url.toString(), expiresAt: expiresAt.toISOString() };
+}
+
+/** The link's row while it can still be used (not expired, not used), or undefined. */
+export async function liveConnectSession(knex: Knex, token: string): Promise<ConnectSessionRow | undefined> {
+  const row = (await knex('connect_sessions').where({ token_hash: sha256Hex(token) }).first()) as ConnectSessionRow | undefined;
+  if (!row || row.used_at || row.expires_at.getTime() <= Date.now()) return undefined;
+  return row;
+}

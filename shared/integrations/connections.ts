@@ -1,0 +1,56 @@
+// Connections (SPEC 2.7, DESIGN.md 7): one actor's credential for one auth of an integration,
+// in one space. The credential is sealed with SECRETS_KEY and never leaves this module except
+// to the code that delivers it; the wire shape carries no secret.
+import type { Knex } from 'knex';
+import { decryptSecret, encryptSecret } from '../secrets.ts';
+
+/** Who owns a connection: a person, or the end-user a key acts for (Service-User). */
+export interface ConnectionOwner {
+  type: 'user' | 'end_user';
+  id: string;
+}
+
+export interface ConnectionRow {
+  id: string;
+  org_id: string;
+  space_id: string;
+  integration_package_id: string;
+  auth_key: string;
+  owner_type: ConnectionOwner['type'];
+  owner_id: string;
+  account_id: string;
+  label: string;
+  needs_reconnection: boolean;
+  scopes: string[];
+  credentials_sealed: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function connectionDto(row: ConnectionRow) {
+  return {
+    object: 'connection' as const,
+    id: row.id,
+    integration_package_id: row.integration_package_id,
+    auth_key: row.auth_key,
+    account_id: row.account_id,
+    label: row.label,
+    needs_reconnection: row.needs_reconnection,
+    scopes: row.scopes,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+/** The owner's connections in one space (every read filters on organization, space and owner). */
+export function ownedConnections(knex: Knex, where: { orgId: string; spaceId: string; owner: ConnectionOwner }): Knex.QueryBuilder {
+  return knex('connections').where({ org_id: where.orgId, space_id: where.spaceId, owner_type: where.owner.type, owner_id: where.owner.id });
+}
+
+export function sealCredentials(key: Buffer | undefined, credentials: Record<string, unknown>): string {
+  return encryptSecret(key, JSON.stringify(credentials));
+}
+
+export function openCredentials(key: Buffer | undefined, row: Pick<ConnectionRow, 'credentials_sealed'>): Record<string, string> {
+  return JSON.parse(decryptSecret(key, row.credentials_sealed)) as Record<string, string>;
+}
