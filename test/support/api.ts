@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { loadConfig } from '../../shared/config.ts';
 import { createKnex } from '../../shared/db/knex.ts';
-import { createLogger } from '../../shared/log.ts';
+import { createLogger, type Logger } from '../../shared/log.ts';
 import type { RouteDef } from '../../api/route.ts';
 import { type ApiServer, startApiServer } from '../../api/server.ts';
 import { stack } from './stack.ts';
@@ -15,13 +15,13 @@ export interface TestApi extends ApiServer {
 }
 
 /** Starts an API on a free port with the given environment on top of the test stack. */
-export async function startTestApi(env: Record<string, string> = {}, extraRoutes: RouteDef[] = []): Promise<TestApi> {
+export async function startTestApi(env: Record<string, string> = {}, extraRoutes: RouteDef[] = [], log?: Logger): Promise<TestApi> {
   const config = loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SECRETS_KEY: TEST_SECRETS_KEY, ...env });
   const s = stack();
   const server = await startApiServer(config, {
     databaseUrl: s.databaseUrl,
     temporalAddress: s.temporalAddress,
-    log: createLogger(env.LOG_LEVEL ?? 'silent', 'api-test'),
+    log: log ?? createLogger(env.LOG_LEVEL ?? 'silent', 'api-test'),
     extraRoutes,
   });
   const knex = createKnex(s.databaseUrl, { min: 0, max: 2 });

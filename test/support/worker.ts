@@ -6,7 +6,7 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime, type WorkflowBundle } from '@temporalio/worker';
 import { loadConfig } from '../../shared/config.ts';
 import { createKnex } from '../../shared/db/knex.ts';
-import { createLogger } from '../../shared/log.ts';
+import { createLogger, type Logger } from '../../shared/log.ts';
 import { PROJECT_ROOT } from '../../temporal/cli.ts';
 import { createServiceWorkers, WORKFLOWS_PATH } from '../../workers/service-workers.ts';
 import { stack } from './stack.ts';
@@ -36,14 +36,14 @@ export function quietTemporalRuntime(): void {
   runtimeInstalled = true;
 }
 
-export async function startTestWorker(env: Record<string, string> = {}) {
+export async function startTestWorker(env: Record<string, string> = {}, log?: Logger) {
   quietTemporalRuntime();
   const config = loadConfig(workerEnv(env));
   const knex = createKnex(stack().databaseUrl, { min: 0, max: 4 });
   const service = await createServiceWorkers({
     config,
     knex,
-    log: createLogger(config.logLevel, 'worker-test'),
+    log: log ?? createLogger(config.logLevel, 'worker-test'),
     temporalAddress: stack().temporalAddress,
     workflowBundle: await workflowBundle(),
   });
