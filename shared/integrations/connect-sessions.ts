@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import { sha256Hex } from '../crypto.ts';
 import { newToken } from '../ids.ts';
-import type { ConnectionOwner } from './connections.ts';
+import type { ConnectionOwner, ConnectionRow } from './connections.ts';
 
 export const CONNECT_LINK_TTL_MS = 10 * 60_000;
 
@@ -19,19 +19,13 @@ export interface ConnectSessionRequest {
   connectionId?: string;
 }
 
-export interface ConnectSessionRow {
+/** Who connects what, as a connection would record it, plus the link's own state. */
+export type ConnectSessionRow = Pick<ConnectionRow, 'org_id' | 'space_id' | 'integration_package_id' | 'auth_key' | 'owner_type' | 'owner_id' | 'scopes'> & {
   token_hash: string;
-  org_id: string;
-  space_id: string;
-  integration_package_id: string;
-  auth_key: string;
-  owner_type: ConnectionOwner['type'];
-  owner_id: string;
-  scopes: string[];
   connection_id: string | null;
   expires_at: Date;
   used_at: Date | null;
-}
+};
 
 export async function createConnectSession(knex: Knex, publicUrl: string, req: ConnectSessionRequest): Promise<{ connect_url: string; expiresAt: string }> {
   const token = newToken();
