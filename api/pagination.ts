@@ -1,4 +1,4 @@
-// Offset and sequence pagination (SPEC 8.7) with RFC 8288 Link headers. An out-of-range
+// Offset, cursor and sequence pagination (SPEC 8.7) with RFC 8288 Link headers. An out-of-range
 // `limit` falls back to the route's default.
 import type { Knex } from 'knex';
 import { problem } from '../shared/errors.ts';
@@ -14,9 +14,13 @@ export const offsetQuery = {
   offset: { type: 'integer', minimum: 0, default: 0 },
 } as const;
 
-function link(ctx: AppContext, params: Record<string, string | number>, rel: string): string {
+/** A link to this list with the caller's other query parameters kept; `undefined` drops one. */
+function link(ctx: AppContext, params: Record<string, string | number | undefined>, rel: string): string {
   const q = new URLSearchParams(ctx.querystring);
-  for (const [k, v] of Object.entries(params)) q.set(k, String(v));
+  for (const [k, v] of Object.entries(params)) {
+    if (v === undefined) q.delete(k);
+    else q.set(k, String(v));
+  }
   return `<${ctx.path}?${q.toString()}>; rel="${rel}"`;
 }
 
@@ -42,36 +46,47 @@ export const cursorQuery = {
 } as const;
 
 /**
- * Cursor pagination over rows ordered newest first by (created_at, id): `startingAfter` pages
- * forward, `endingBefore` backward. An unknown cursor is 400. Sets Link rel=next/prev.
+ * Cursor pagination over rows ordered newest first by (created_at, key): `startingAfter` pages
+ * forward, `endingBefore` backward. The cursor is the key of an item of this very list (`base`
+ * with its filters), so an unknown or foreign cursor is 400. Sets Link rel=next/prev, keeping the
+ * caller's other query parameters (filters such as `spaceId`).
+ *
+ * `key` and `createdAt` name the columns, qualified when `base` joins tables (`s.id`,
+ * `m.created_at`); `key` defaults to `id` and need not be one (members are keyed by `user_id`).
+ * The row property read for the Link is the column name without its table.
  */
-export async function cursorPage<T extends { id: string; created_at: Date }>(
+export async function cursorPage<T extends object>(
   ctx: AppContext,
   base: Knex.QueryBuilder,
-  opts: { limit: number; startingAfter?: string; endingBefore?: string },
+  opts: { limit: number; startingAfter?: string; endingBefore?: string; key?: string; createdAt?: string },
 ): Promise<{ rows: T[]; hasMore: boolean }> {
+  const { knex } = ctx.services;
+  const key = opts.key ?? 'id';
+  const createdAt = opts.createdAt ?? 'created_at';
+  const keyOf = (row: T) => String((row as Record<string, unknown>)[key.slice(key.lastIndexOf('.') + 1)]);
   const cursorId = opts.startingAfter ?? opts.endingBefore;
   const q = base.clone();
   let backward = false;
   if (cursorId) {
     const param = opts.startingAfter ? 'startingAfter' : 'endingBefore';
-    const cursor = await base.clone().where('id', cursorId).first();
+    const cursor = await base.clone().where(key, cursorId).first();
     if (!cursor) {
       throw problem('validation_failed', { detail: `${param} names no item of this list`, param, errors: [{ field: param, code: 'invalid_value', message: 'unknown cursor' }] });
     }
     backward = !opts.startingAfter;
     // Compared in SQL: timestamps keep their microseconds (a JS Date would round them).
-    const at = base.clone().clearSelect().where('id', cursorId).select('created_at', 'id');
-    q.where(ctx.services.knex.raw('(created_at, id)'), backward ? '>' : '<', at);
+    const at = base.clone().clearSelect().where(key, cursorId).select(createdAt, key);
+    q.where(knex.raw('(??, ??)', [createdAt, key]), backward ? '>' : '<', at);
   }
   const dir = backward ? 'asc' : 'desc';
-  const fetched = (await q.orderBy([{ column: 'created_at', order: dir }, { column: 'id', order: dir }]).limit(opts.limit + 1)) as T[];
+  const fetched = (await q.orderBy([{ column: createdAt, order: dir }, { column: key, order: dir }]).limit(opts.limit + 1)) as T[];
   const hasMore = fetched.length > opts.limit;
   const rows = fetched.slice(0, opts.limit);
   if (backward) rows.reverse();
   const links: string[] = [];
-  if (rows.length && (backward || hasMore)) links.push(`<${ctx.path}?limit=${opts.limit}&startingAfter=${rows[rows.length - 1].id}>; rel="next"`);
-  if (rows.length && (opts.startingAfter !== undefined || (backward && hasMore))) links.push(`<${ctx.path}?limit=${opts.limit}&endingBefore=${rows[0].id}>; rel="prev"`);
+  const { limit } = opts;
+  if (rows.length && (backward || hasMore)) links.push(link(ctx, { limit, startingAfter: keyOf(rows[rows.length - 1]), endingBefore: undefined }, 'next'));
+  if (rows.length && (opts.startingAfter !== undefined || (backward && hasMore))) links.push(link(ctx, { limit, endingBefore: keyOf(rows[0]), startingAfter: undefined }, 'prev'));
   if (links.length) ctx.set('Link', links.join(', '));
   return { rows, hasMore };
 }

@@ -90,7 +90,7 @@ describe('API contract (walking /api/openapi.json)', function () {
       '/api/runs/{id}/logs': ['since', 'limit'],
       '/api/end-users': ['limit', 'startingAfter', 'endingBefore'],
       '/api/webhooks/{id}/deliveries': ['limit', 'startingAfter'],
-      '/api/schedules': ['limit', 'offset'],
+      '/api/schedules': ['limit', 'startingAfter', 'endingBefore'],
       '/api/schedules/{id}/runs': ['limit', 'offset'],
     };
     for (const [path, params] of Object.entries(styles)) expect(queryOf('GET', path), path).to.include.members(params);

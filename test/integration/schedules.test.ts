@@ -120,9 +120,8 @@ describe('schedules', function () {
     expect(read.body).to.deep.equal(s);
     const list = await org.client.get('/api/schedules?limit=1');
     expect(list.status).to.equal(200);
-    expect(list.body).to.include({ object: 'list', hasMore: list.body.total > 1, limit: 1, offset: 0 });
-    expect(list.body.data[0].id).to.equal(s.id); // newest first
-    expect(list.headers.get('link')).to.contain('rel="first"');
+    expect(list.body.data).to.have.length(1);
+    expect(list.body.data[0].id).to.equal(s.id); // newest first (paging itself: list-pagination.test.ts)
     const d = await temporal.schedule.getHandle(s.id).describe();
     expect(d.action).to.include({ type: 'startWorkflow', workflowType: 'scheduledRun', taskQueue: 'agent-runs' });
     expect(d.state.paused).to.equal(false);
@@ -132,7 +131,7 @@ describe('schedules', function () {
   });
 
   it('refuses an invalid cron, time zone or input with 400 validation_failed naming the field, and creates nothing', async () => {
-    const before = (await org.client.get('/api/schedules')).body.total;
+    const before = (await org.client.get('/api/schedules?limit=100')).body.data.length;
     for (const cron_expression of ['61 * * * *', 'CRON_TZ=Europe/Paris 0 12 * * *', '0 12 * *', 'every day']) {
       const res = await create({ cron_expression });
       expectProblem(res, 400, 'validation_failed');
@@ -147,7 +146,7 @@ describe('schedules', function () {
     const input = await create({ input: { topic: 5 } });
     expectProblem(input, 400, 'validation_failed');
     expect(input.body.errors.map((e: any) => e.field)).to.deep.equal(['input.topic']);
-    expect((await org.client.get('/api/schedules')).body.total).to.equal(before);
+    expect((await org.client.get('/api/schedules?limit=100')).body.data.length).to.equal(before);
   });
 
   it('fires through Temporal: the run executes for the schedule, shows in its runs and succeeds', async () => {

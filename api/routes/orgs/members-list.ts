@@ -1,3 +1,4 @@
+import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { callerOrgRole, orgIdParam } from './_access.ts';
@@ -15,27 +16,44 @@ export const orgMemberSchema = {
   },
 };
 
-export default defineRoute<unknown, unknown, { orgId: string }>({
+interface MemberRow {
+  user_id: string;
+  email: string;
+  name: string;
+  role: 'owner' | 'admin' | 'member';
+  created_at: Date;
+}
+
+export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }, { orgId: string }>({
   method: 'get',
   path: '/api/orgs/:orgId/members',
   operationId: 'listOrgMembers',
-  summary: 'Members of an organization',
+  summary: 'Members of an organization, newest first (cursor pagination)',
+  description: 'The cursor is a member\'s `userId`.',
   tag: 'Organizations',
   auth: 'session',
   params: orgIdParam,
+  query: { type: 'object', properties: cursorQuery },
   responses: { 200: { description: 'List', schema: listOf(orgMemberSchema) } },
-  async handler(ctx, { params }) {
+  async handler(ctx, { params, query }) {
     await callerOrgRole(ctx, params.orgId);
-    const rows = await ctx.services
+    const members = ctx.services
       .knex('org_members as m')
       .join('users as u', 'u.id', 'm.user_id')
       .where('m.org_id', params.orgId)
-      .select('u.id', 'u.email', 'u.name', 'm.role', 'm.created_at')
-      .orderBy('m.created_at');
+      .select('m.user_id', 'u.email', 'u.name', 'm.role', 'm.created_at');
+    // Keyed by the membership's columns, qualified because of the join.
+    const { rows, hasMore } = await cursorPage<MemberRow>(ctx, members, {
+      key: 'm.user_id',
+      createdAt: 'm.created_at',
+      limit: limitFrom(query.limit, 20, 100),
+      startingAfter: query.startingAfter,
+      endingBefore: query.endingBefore,
+    });
     ctx.body = {
       object: 'list',
-      data: rows.map((r) => ({ object: 'org_member', userId: r.id, email: r.email, name: r.name, role: r.role, createdAt: r.created_at.toISOString() })),
-      hasMore: false,
+      data: rows.map((r) => ({ object: 'org_member', userId: r.user_id, email: r.email, name: r.name, role: r.role, createdAt: r.created_at.toISOString() })),
+      hasMore,
     };
   },
 });

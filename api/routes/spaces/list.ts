@@ -1,23 +1,24 @@
-import { Space } from '../../../shared/db/models.ts';
-import { isOrgAdmin } from '../../../shared/identity/tenancy.ts';
-import { spaceDto } from '../../../shared/identity/tenancy.ts';
+import type { Space } from '../../../shared/db/models.ts';
+import { isOrgAdmin, spaceDto } from '../../../shared/identity/tenancy.ts';
+import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf, spaceSchema } from '../../schemas.ts';
 
-export default defineRoute({
+export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }>({
   method: 'get',
   path: '/api/spaces',
   operationId: 'listSpaces',
-  summary: 'Spaces the caller can enter in the organization',
+  summary: 'Spaces the caller can enter in the organization, newest first (cursor pagination)',
   description: 'Organization owners and admins see every shared space; others the spaces where they hold a role. Everyone sees their own personal space. An API key sees its own space.',
   tag: 'Spaces',
   auth: 'any',
   context: 'org',
+  query: { type: 'object', properties: cursorQuery },
   responses: { 200: { description: 'List', schema: listOf(spaceSchema) } },
-  async handler(ctx) {
+  async handler(ctx, { query }) {
     const auth = ctx.state.auth!;
     const { org, orgRole } = ctx.state.tenancy!;
-    const q = Space.query(ctx.services.knex).where('org_id', org!.id).orderBy('created_at');
+    const q = ctx.services.knex('spaces').where('org_id', org!.id);
     if (auth.kind === 'api_key') {
       q.where('id', auth.key.space_id);
     } else {
@@ -27,6 +28,7 @@ export default defineRoute({
         else w.orWhereIn('id', ctx.services.knex('space_members').select('space_id').where({ user_id: auth.userId }));
       });
     }
-    ctx.body = { object: 'list', data: (await q).map(spaceDto), hasMore: false };
+    const { rows, hasMore } = await cursorPage<Space>(ctx, q, { limit: limitFrom(query.limit, 20, 100), startingAfter: query.startingAfter, endingBefore: query.endingBefore });
+    ctx.body = { object: 'list', data: rows.map(spaceDto), hasMore };
   },
 });

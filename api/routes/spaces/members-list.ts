@@ -1,21 +1,30 @@
-import { SpaceMember } from '../../../shared/db/models.ts';
+import type { SpaceMember } from '../../../shared/db/models.ts';
+import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf, spaceMemberSchema } from '../../schemas.ts';
 import { spaceAccess, spaceIdParam, spaceMemberDto } from './_access.ts';
 
-export default defineRoute<unknown, unknown, { spaceId: string }>({
+export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }, { spaceId: string }>({
   method: 'get',
   path: '/api/spaces/:spaceId/members',
   operationId: 'listSpaceMembers',
-  summary: 'Explicit members of a space',
+  summary: 'Explicit members of a space, newest first (cursor pagination)',
+  description: 'The cursor is a member\'s `userId`.',
   tag: 'Spaces',
   auth: 'session',
   context: 'org',
   params: spaceIdParam,
+  query: { type: 'object', properties: cursorQuery },
   responses: { 200: { description: 'List', schema: listOf(spaceMemberSchema) } },
-  async handler(ctx, { params }) {
+  async handler(ctx, { params, query }) {
     const { space } = await spaceAccess(ctx, params.spaceId, 'spaces:read');
-    const rows = await SpaceMember.query(ctx.services.knex).where({ space_id: space.id, org_id: space.org_id }).orderBy('created_at');
-    ctx.body = { object: 'list', data: rows.map(spaceMemberDto), hasMore: false };
+    const members = ctx.services.knex('space_members').where({ space_id: space.id, org_id: space.org_id });
+    const { rows, hasMore } = await cursorPage<SpaceMember>(ctx, members, {
+      key: 'user_id', // a member has no id of its own
+      limit: limitFrom(query.limit, 20, 100),
+      startingAfter: query.startingAfter,
+      endingBefore: query.endingBefore,
+    });
+    ctx.body = { object: 'list', data: rows.map(spaceMemberDto), hasMore };
   },
 });

@@ -1,4 +1,4 @@
-import { cursorPage, limitFrom } from '../../pagination.ts';
+import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { webhookFor, webhookIdParam } from './_access.ts';
@@ -20,18 +20,19 @@ const deliverySchema = {
   },
 };
 
-export default defineRoute<unknown, { limit?: number; startingAfter?: string }, { id: string }>({
+export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }, { id: string }>({
   method: 'get',
   path: '/api/webhooks/:id/deliveries',
   operationId: 'listWebhookDeliveries',
   summary: 'Delivery attempts, newest first (cursor pagination)',
-  description: 'Request and response bodies are not stored. `startingAfter` = the id of the last delivery received; Link rel=next while more follow.',
+  description: 'Request and response bodies are not stored. `startingAfter` = the id of the last delivery received; Link rel=next while more follow (and rel=prev, `endingBefore`, back).',
   tag: 'Webhooks',
   auth: 'any',
   context: 'org',
   rateLimit: { points: 300, duration: 60, by: 'identity' },
   params: webhookIdParam,
-  query: { type: 'object', properties: { limit: { type: 'integer' }, startingAfter: { type: 'string' } } },
+  // endingBefore too: the helper's rel=prev links use it.
+  query: { type: 'object', properties: cursorQuery },
   responses: { 200: { description: 'Page of deliveries', schema: listOf(deliverySchema) } },
   async handler(ctx, { params, query }) {
     const hook = await webhookFor(ctx, params.id, 'read');
@@ -40,6 +41,7 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string }, 
     const { rows: page, hasMore } = await cursorPage<{ id: string; created_at: Date; [k: string]: any }>(ctx, knex('webhook_deliveries').where({ webhook_id: hook.id }), {
       limit,
       startingAfter: query.startingAfter,
+      endingBefore: query.endingBefore,
     });
     ctx.body = {
       object: 'list',

@@ -1,25 +1,26 @@
 import { problem } from '../../../shared/errors.ts';
+import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { allowed, type WebhookRow, webhookDto, webhookSchema } from './_access.ts';
 
-export default defineRoute<unknown, { spaceId?: string; all?: boolean }>({
+export default defineRoute<unknown, { spaceId?: string; all?: boolean; limit?: number; startingAfter?: string; endingBefore?: string }>({
   method: 'get',
   path: '/api/webhooks',
   operationId: 'listWebhooks',
-  summary: 'List webhooks',
+  summary: 'List webhooks, newest first (cursor pagination)',
   description:
     'Without parameters: the organization-level webhooks; `spaceId=` adds that space\'s; `all=true` (needs `org-webhooks:read`) spans every space. With an API key: the webhooks of the key\'s space, parameters ignored.',
   tag: 'Webhooks',
   auth: 'any',
   context: 'org',
   rateLimit: { points: 300, duration: 60, by: 'identity' },
-  query: { type: 'object', properties: { spaceId: { type: 'string' }, all: { type: 'boolean' } } },
+  query: { type: 'object', properties: { spaceId: { type: 'string' }, all: { type: 'boolean' }, ...cursorQuery } },
   responses: { 200: { description: 'List', schema: listOf(webhookSchema) } },
   async handler(ctx, { query }) {
     const auth = ctx.state.auth!;
     const orgId = ctx.state.tenancy!.org!.id;
-    const q = ctx.services.knex('webhooks').where({ org_id: orgId }).orderBy('created_at');
+    const q = ctx.services.knex('webhooks').where({ org_id: orgId });
     if (auth.kind === 'api_key') {
       const spaceId = auth.key.space_id;
       if (!(await allowed(ctx, 'space', spaceId, 'read'))) throw problem('forbidden', 'This needs webhooks:read');
@@ -36,7 +37,8 @@ export default defineRoute<unknown, { spaceId?: string; all?: boolean }>({
         if (space) w.orWhere({ level: 'space', space_id: space });
       });
     }
-    const rows = (await q) as WebhookRow[];
-    ctx.body = { object: 'list', data: rows.map(webhookDto), hasMore: false };
+    // Link headers keep `spaceId` and `all`: the next page is of the same list.
+    const { rows, hasMore } = await cursorPage<WebhookRow>(ctx, q, { limit: limitFrom(query.limit, 20, 100), startingAfter: query.startingAfter, endingBefore: query.endingBefore });
+    ctx.body = { object: 'list', data: rows.map(webhookDto), hasMore };
   },
 });
