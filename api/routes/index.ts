@@ -56,6 +56,8 @@ import spaceMemberList from './spaces/members-list.ts';
 import spaceMemberRemove from './spaces/members-remove.ts';
 import { connectionRoutes } from './connections/index.ts';
 import connectWithFields from './integrations/connect-fields.ts';
+import integrationGet from './integrations/get.ts';
+import integrationList from './integrations/list.ts';
 import spaceMemberUpdate from './spaces/members-update.ts';
 
 export const resourceRoutes: RouteDef[] = [
@@ -107,9 +109,11 @@ export const resourceRoutes: RouteDef[] = [
   ...scheduleRoutes,
   ...webhookRoutes,
   ...endUserRoutes,
+  integrationList,
   connectWithFields,
   ...connectionRoutes,
   ...realtimeRoutes,
+  integrationGet, // last: `/api/integrations/:scope/:name` must not shadow fixed paths such as `/api/integrations/connect/start`
 ];
 
 export function discoveryRoutes(docs: () => Discovery): RouteDef[] {

@@ -1,10 +1,12 @@
 // Package manifests (SPEC 2.12, schema_version 0.3): one JSON Schema per type, published as is,
 // plus the checks a schema cannot express (input/output schemas must compile, literal
-// authorized_uris for auths with `connect`, valid semver ranges).
+// authorized_uris for auths with `connect`, login success criteria in the condition grammar,
+// valid semver ranges).
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import semver from 'semver';
 import { type ProblemFieldError, problem } from '../errors.ts';
+import { parseCondition } from '../integrations/criteria.ts';
 import { bodyAjv, toFieldErrors } from '../validation.ts';
 import { PACKAGE_TYPES, type PackageType } from './types.ts';
 
@@ -201,6 +203,16 @@ function extraChecks(type: PackageType, m: Record<string, any>): ProblemFieldErr
   if (type === 'integration') {
     for (const [key, a] of Object.entries((m.auths ?? {}) as Record<string, any>)) {
       if (!a?.connect) continue;
+      ((a.connect.login?.success_criteria ?? []) as Array<{ condition: string }>).forEach((c, i) => {
+        if (parseCondition(c.condition) === undefined) {
+          const field = `manifest.auths.${key}.connect.login.success_criteria.${i}.condition`;
+          errors.push({
+            field,
+            code: 'invalid_format',
+            message: `${field} is not a condition: use $statusCode <op> <int>, $statusCode in [...], $header.<name> exists, $cookie.<name> exists or $body contains "<text>"`,
+          });
+        }
+      });
       (a.authorized_uris ?? []).forEach((uri: string, i: number) => {
         if (uri.includes('{$credential.')) {
           const field = `manifest.auths.${key}.authorized_uris.${i}`;
