@@ -56,6 +56,9 @@ import spaceMemberList from './spaces/members-list.ts';
 import spaceMemberRemove from './spaces/members-remove.ts';
 import { connectionRoutes } from './connections/index.ts';
 import connectWithFields from './integrations/connect-fields.ts';
+import createConnectSession from './integrations/connect-session.ts';
+import startConnect from './integrations/connect-start.ts';
+import submitConnect from './integrations/connect-submit.ts';
 import integrationGet from './integrations/get.ts';
 import integrationList from './integrations/list.ts';
 import spaceMemberUpdate from './spaces/members-update.ts';
@@ -111,6 +114,9 @@ export const resourceRoutes: RouteDef[] = [
   ...endUserRoutes,
   integrationList,
   connectWithFields,
+  createConnectSession,
+  startConnect,
+  submitConnect,
   ...connectionRoutes,
   ...realtimeRoutes,
   integrationGet, // last: `/api/integrations/:scope/:name` must not shadow fixed paths such as `/api/integrations/connect/start`

@@ -53,12 +53,7 @@ export const agentSchema: JsonSchema = {
     },
     last_run: {
       type: ['object', 'null'],
-      properties: {
-        id: { type: 'string' },
-        status: { type: 'string' },
-        started_at: { ...dateTime, type: ['string', 'null'] },
-        duration: { type: ['integer', 'null'], description: 'Milliseconds; null until the run finishes, and for a run that never started' },
-      },
+      properties: { id: { type: 'string' }, status: { type: 'string' }, started_at: dateTime, duration: { type: ['integer', 'null'], description: 'milliseconds' } },
     },
     running_runs: { type: 'integer' },
     ...homeFields,

@@ -1,0 +1,303 @@
+// The hosted connect form (SPEC 4.7, DESIGN.md 7): server-side HTML generated from an auth's
+// `credentials.schema`, no script at all, a strict Content-Security-Policy whose only allowance
+// is the inline stylesheet's hash, and a double-submit CSRF token: a random value in an
+// HttpOnly SameSite=Strict cookie scoped to the connect path, and in the form its HMAC bound to
+// the link's token. Field values never come back into a page when the field is secret.
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+import type { Knex } from 'knex';
+import { safeEqual, sha256Hex } from '../../../shared/crypto.ts';
+import type { ProblemFieldError } from '../../../shared/errors.ts';
+import { findIntegration, type Integration, type IntegrationAuth } from '../../../shared/integrations/auths.ts';
+import type { ConnectSessionRow } from '../../../shared/integrations/connect-sessions.ts';
+import type { AppContext } from '../../route.ts';
+
+export const CONNECT_PATH = '/api/integrations/connect';
+export const SUBMIT_PATH = `${CONNECT_PATH}/submit`;
+export const CSRF_COOKIE = 'svc.connect_csrf';
+/** Form field names of the credentials: `field.<property>` (never clashes with token or csrf). */
+export const FIELD_PREFIX = 'field.';
+/** The form body cap: a credentials form is small. */
+export const FORM_BODY_LIMIT = 64 * 1024;
+
+const STYLE = `
+*{box-sizing:border-box}
+body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;background:#f6f8fa}
+main{max-width:28rem;margin:3rem auto;padding:2rem;background:#fff;border:1px solid #d0d7de;border-radius:8px}
+h1{font-size:1.5rem;margin:0 0 .25rem}
+.lead{margin:0 0 1.5rem;color:#59636e}
+.field{margin:0 0 1.25rem}
+label{display:block;font-weight:600;margin-bottom:.25rem}
+.req{color:#cf222e}
+.help{display:block;font-size:.875rem;color:#59636e;margin-top:.25rem}
+input[type=text],input[type=password],input[type=email],input[type=url],input[type=number],select{width:100%;padding:.5rem .625rem;font:inherit;border:1px solid #d0d7de;border-radius:6px}
+input[aria-invalid=true]{border-color:#cf222e}
+.check label{display:inline;font-weight:600;margin-left:.375rem}
+.error{display:block;color:#cf222e;font-size:.875rem;margin-top:.25rem}
+.alert{padding:.75rem 1rem;margin:0 0 1.25rem;border:1px solid #ff818266;background:#ffebe9;border-radius:6px}
+.ok{padding:.75rem 1rem;margin:0 0 1rem;border:1px solid #4ac26b66;background:#dafbe1;border-radius:6px}
+button{padding:.625rem 1.25rem;font:inherit;font-weight:600;color:#fff;background:#1f883d;border:1px solid #1a7f37;border-radius:6px;cursor:pointer}
+.note{font-size:.875rem;color:#59636e;margin-top:1.5rem}
+`;
+const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
+
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  `style-src 'sha256-${STYLE_HASH}'`,
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ');
+
+export function escapeHtml(value: unknown): string {
+  return String(value).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/** Writes an HTML page with the hosted form's security headers. */
+export function sendPage(ctx: AppContext, status: number, title: string, body: string): void {
+  ctx.status = status;
+  ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
+  ctx.set('X-Content-Type-Options', 'nosniff');
+  ctx.set('Referrer-Policy', 'no-referrer');
+  ctx.set('Cache-Control', 'no-store');
+  ctx.set('X-Frame-Options', 'DENY');
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="robots" content="noindex"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
+<body><main>
+${body}
+</main></body></html>`;
+}
+
+/** A page that only says something: a heading and paragraphs (plain text, escaped). */
+export function sendMessage(ctx: AppContext, status: number, heading: string, paragraphs: string[], title = heading): void {
+  sendPage(ctx, status, title, `<h1>${escapeHtml(heading)}</h1>\n${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('\n')}`);
+}
+
+export function sendLinkGone(ctx: AppContext): void {
+  sendMessage(ctx, 410, 'This link has expired or was already used', [
+    'A connect link works once, for ten minutes.',
+    'Ask the application that sent you here for a new link.',
+  ]);
+}
+
+export function sendSuccess(ctx: AppContext, integration: Integration, label: string): void {
+  sendPage(
+    ctx,
+    200,
+    `Connected to ${integration.displayName}`,
+    `<h1>${escapeHtml(integration.displayName)}</h1>
+<p class="ok" role="status">Connected to ${escapeHtml(integration.displayName)} as <strong>${escapeHtml(label)}</strong>.</p>
+<p>You can close this window.</p>`,
+  );
+}
+
+// ---- CSRF: double submit, the form value bound to the link ----
+
+/** Only without SECRETS_KEY (never in a service, which requires it): a key for this process. */
+const FALLBACK_KEY = randomBytes(32);
+function csrfKey(ctx: AppContext): Buffer {
+  const secret = ctx.services.config.secretsKey ?? FALLBACK_KEY;
+  return createHmac('sha256', secret).update('connect-form-csrf').digest();
+}
+
+function csrfValue(ctx: AppContext, cookie: string, token: string): string {
+  return createHmac('sha256', csrfKey(ctx)).update(`${cookie}|${sha256Hex(token)}`).digest('base64url');
+}
+
+const COOKIE_FORMAT = /^[A-Za-z0-9_-]{43}$/;
+
+/** The hidden form value for `token`; sets the cookie when the browser has none (or a bad one). */
+export function issueCsrf(ctx: AppContext, token: string): string {
+  let cookie = ctx.cookies.get(CSRF_COOKIE);
+  if (!cookie || !COOKIE_FORMAT.test(cookie)) {
+    cookie = randomBytes(32).toString('base64url');
+    const secure = ctx.services.config.publicUrl.startsWith('https:') ? '; Secure' : '';
+    ctx.append('Set-Cookie', `${CSRF_COOKIE}=${cookie}; Path=${CONNECT_PATH}; Max-Age=3600; HttpOnly; SameSite=Strict${secure}`);
+  }
+  return csrfValue(ctx, cookie, token);
+}
+
+export function csrfValid(ctx: AppContext, token: string, submitted: string | undefined): boolean {
+  const cookie = ctx.cookies.get(CSRF_COOKIE);
+  if (!cookie || !COOKIE_FORMAT.test(cookie) || !submitted) return false;
+  return safeEqual(csrfValue(ctx, cookie, token), submitted);
+}
+
+// ---- the session's integration ----
+
+/** The link's integration and auth as its space sees them now, or undefined. */
+export async function sessionTarget(knex: Knex, row: ConnectSessionRow): Promise<{ integration: Integration; auth: IntegrationAuth } | undefined> {
+  const slash = row.integration_package_id.indexOf('/');
+  const integration = await findIntegration(
+    knex,
+    row.org_id,
+    row.space_id,
+    row.integration_package_id.slice(0, slash),
+    row.integration_package_id.slice(slash + 1),
+  );
+  const auth = integration?.auths.find((a) => a.key === row.auth_key);
+  return integration && auth ? { integration, auth } : undefined;
+}
+
+// ---- fields ----
+
+type Prop = Record<string, any>;
+
+function propsOf(auth: IntegrationAuth): Array<[string, Prop]> {
+  return Object.entries((auth.credentialsSchema.properties ?? {}) as Record<string, Prop>);
+}
+
+export function isSecret(name: string, prop: Prop): boolean {
+  return prop.writeOnly === true || prop.format === 'password' || /password/i.test(name);
+}
+
+/** `api_key` -> `Api key`, `clientId` -> `Client id`. */
+export function readableName(name: string): string {
+  const words = name
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .split(/[\s_.-]+/)
+    .filter(Boolean)
+    .join(' ')
+    .toLowerCase();
+  return words ? words[0].toUpperCase() + words.slice(1) : name;
+}
+
+function typeOf(prop: Prop): string | undefined {
+  return Array.isArray(prop.type) ? prop.type.find((t: string) => t !== 'null') : prop.type;
+}
+
+/**
+ * The submitted form as the schema's values: number/integer/boolean converted, an empty text
+ * left out (so a required field reads as missing), an unchecked box false.
+ */
+export function credentialsFromForm(auth: IntegrationAuth, form: URLSearchParams): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [name, prop] of propsOf(auth)) {
+    const raw = form.get(FIELD_PREFIX + name);
+    const type = typeOf(prop);
+    if (type === 'boolean') {
+      out[name] = raw === 'true' || raw === 'on';
+      continue;
+    }
+    if (raw === null || raw === '') continue;
+    if (type === 'number' || type === 'integer') {
+      const n = Number(raw.trim());
+      out[name] = raw.trim() !== '' && Number.isFinite(n) ? n : raw;
+    } else {
+      out[name] = raw;
+    }
+  }
+  return out;
+}
+
+/** `credentials.<field>` errors by field, in words for a person; the rest for the top. */
+export function fieldErrorsOf(errors: ProblemFieldError[] | undefined, auth: IntegrationAuth): { byField: Record<string, string>; other: string[] } {
+  const byField: Record<string, string> = {};
+  const other: string[] = [];
+  const names = new Set(auth.fields);
+  for (const e of errors ?? []) {
+    const name = e.field.startsWith('credentials.') ? e.field.slice('credentials.'.length) : undefined;
+    if (!name || !names.has(name)) {
+      other.push(e.message);
+      continue;
+    }
+    const prop = (auth.credentialsSchema.properties as Record<string, Prop>)[name] ?? {};
+    const type = typeOf(prop);
+    let message: string;
+    if (e.code === 'required') message = 'This field is required.';
+    else if (e.code === 'invalid_type') message = type === 'integer' ? 'Enter a whole number.' : type === 'number' ? 'Enter a number.' : `Enter a ${type ?? 'valid value'}.`;
+    else message = `${e.message.replace(`credentials.${name} `, '').replace(/^./, (c) => c.toUpperCase())}.`.replace(/\.\.$/, '.');
+    byField[name] ??= message;
+  }
+  return { byField, other };
+}
+
+export interface FormState {
+  integration: Integration;
+  auth: IntegrationAuth;
+  token: string;
+  csrf: string;
+  /** Non-secret values to show again. */
+  values?: URLSearchParams;
+  fieldErrors?: Record<string, string>;
+  topError?: string;
+  reconnect?: boolean;
+}
+
+function fieldHtml(name: string, prop: Prop, required: boolean, state: FormState): string {
+  const id = `f-${name.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+  const inputName = escapeHtml(FIELD_PREFIX + name);
+  const label = escapeHtml(typeof prop.title === 'string' && prop.title.trim() ? prop.title : readableName(name));
+  const error = state.fieldErrors?.[name];
+  const secret = isSecret(name, prop);
+  const type = typeOf(prop);
+  const submitted = state.values?.get(FIELD_PREFIX + name);
+  const value = secret ? undefined : (submitted ?? (prop.default !== undefined && typeof prop.default !== 'object' ? String(prop.default) : undefined));
+  const described: string[] = [];
+  const help = typeof prop.description === 'string' && prop.description ? `<span class="help" id="${id}-help">${escapeHtml(prop.description)}</span>` : '';
+  if (help) described.push(`${id}-help`);
+  const err = error ? `<span class="error" id="${id}-error">${escapeHtml(error)}</span>` : '';
+  if (err) described.push(`${id}-error`);
+  const aria = `${described.length ? ` aria-describedby="${described.join(' ')}"` : ''}${error ? ' aria-invalid="true"' : ''}`;
+  const req = required ? ' required' : '';
+  const marker = required ? ' <span class="req" aria-hidden="true">*</span>' : '';
+
+  if (type === 'boolean') {
+    const checked = (submitted ?? (prop.default === true ? 'true' : '')) === 'true' ? ' checked' : '';
+    return `<div class="field check"><input type="checkbox" id="${id}" name="${inputName}" value="true"${checked}${aria}><label for="${id}">${label}</label>${help}${err}</div>`;
+  }
+  let control: string;
+  if (Array.isArray(prop.enum)) {
+    const options = [
+      ...(required ? [] : ['<option value=""></option>']),
+      ...prop.enum.map((v: unknown) => `<option value="${escapeHtml(v)}"${value === String(v) ? ' selected' : ''}>${escapeHtml(v)}</option>`),
+    ];
+    control = `<select id="${id}" name="${inputName}"${req}${aria}>${options.join('')}</select>`;
+  } else {
+    let inputType = 'text';
+    let extra = '';
+    if (secret) inputType = 'password';
+    else if (type === 'number' || type === 'integer') {
+      inputType = 'number';
+      extra = type === 'integer' ? ' step="1"' : ' step="any"';
+    } else if (prop.format === 'email') inputType = 'email';
+    else if (prop.format === 'uri' || prop.format === 'url') inputType = 'url';
+    if (typeof prop.maxLength === 'number') extra += ` maxlength="${prop.maxLength}"`;
+    const autocomplete = secret ? 'off' : name.toLowerCase().includes('user') || prop.format === 'email' ? 'username' : 'off';
+    control = `<input type="${inputType}" id="${id}" name="${inputName}"${value !== undefined ? ` value="${escapeHtml(value)}"` : ''}${extra}${req} autocomplete="${autocomplete}" spellcheck="false"${aria}>`;
+  }
+  return `<div class="field"><label for="${id}">${label}${marker}</label>${control}${help}${err}</div>`;
+}
+
+export function sendForm(ctx: AppContext, status: number, state: FormState): void {
+  const { integration, auth } = state;
+  const required = new Set<string>(Array.isArray(auth.credentialsSchema.required) ? auth.credentialsSchema.required : []);
+  // Stored manifests lose property order (jsonb): required fields first, in `required` order.
+  const order = [...required];
+  const fields = propsOf(auth)
+    .sort(([a], [b]) => (order.indexOf(a) + 1 || order.length + 1) - (order.indexOf(b) + 1 || order.length + 1))
+    .map(([name, prop]) => fieldHtml(name, prop, required.has(name), state))
+    .join('\n');
+  const lead = state.reconnect ? 'Enter your details again to reconnect your account.' : 'Enter your details to connect your account.';
+  const top = state.topError ? `<div class="alert" role="alert">${escapeHtml(state.topError)}</div>` : '';
+  const note =
+    auth.connect === 'login'
+      ? `These details are sent once to ${integration.displayName} to sign you in; the password is not stored.`
+      : `These details are stored encrypted and used only for requests to ${integration.displayName}.`;
+  sendPage(
+    ctx,
+    status,
+    `Connect ${integration.displayName}`,
+    `<h1>${escapeHtml(integration.displayName)}</h1>
+<p class="lead">${escapeHtml(lead)}</p>
+${top}
+<form method="post" action="${SUBMIT_PATH}" autocomplete="off">
+<input type="hidden" name="token" value="${escapeHtml(state.token)}">
+<input type="hidden" name="csrf" value="${escapeHtml(state.csrf)}">
+${fields}
+<button type="submit">Connect</button>
+</form>
+<p class="note">${required.size ? '<span class="req" aria-hidden="true">*</span> Required. ' : ''}${escapeHtml(note)}</p>`,
+  );
+}
