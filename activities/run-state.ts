@@ -58,8 +58,8 @@ export function createRunStateActivities(deps: ActivityDeps) {
           status: final.status,
           result: final.status === 'success' ? JSON.stringify({ output: final.output }) : null,
           error: final.status === 'success' ? null : final.error,
+          // started_at stays null for a run that never started: its duration is null, not 0.
           finished_at: knex.fn.now(),
-          started_at: knex.raw('coalesce(started_at, now())'),
         })
         .returning(['status', 'org_id', 'space_id']);
       if (!row) return (await knex('runs').where({ id: runId }).first()).status;

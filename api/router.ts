@@ -14,6 +14,8 @@ import type { AppContext, RouteDef } from './route.ts';
 interface Compiled {
   params?: ValidateFunction;
   query?: ValidateFunction;
+  /** The query parameters the route declares (and OpenAPI publishes). */
+  queryNames: ReadonlySet<string>;
   body?: ValidateFunction;
 }
 
@@ -21,8 +23,20 @@ function compile(route: RouteDef): Compiled {
   return {
     params: route.params && paramAjv.compile(route.params),
     query: route.query && paramAjv.compile(route.query),
+    queryNames: new Set(Object.keys((route.query?.properties as object | undefined) ?? {})),
     body: route.body && bodyAjv.compile(route.body),
   };
+}
+
+/**
+ * A query parameter the route does not declare is refused, never ignored (DESIGN 5): a client
+ * that sends `?version=` to a route reading it elsewhere would otherwise get a silent default.
+ */
+function assertDeclaredQuery(names: ReadonlySet<string>, query: Record<string, unknown>): void {
+  const unknown = Object.keys(query).filter((name) => !names.has(name));
+  if (!unknown.length) return;
+  const errors = unknown.map((name) => ({ field: name, code: 'unknown_field', message: `${name} is not a query parameter of this operation` }));
+  throw problem('validation_failed', { detail: errors[0].message, param: unknown[0], errors });
 }
 
 export function buildRouter(routes: RouteDef[]): Router {
@@ -41,6 +55,7 @@ export function buildRouter(routes: RouteDef[]): Router {
         const params = { ...ctx.params };
         if (v.params) assertValid(v.params, params);
         const query: Record<string, unknown> = { ...ctx.query };
+        assertDeclaredQuery(v.queryNames, query);
         if (v.query) assertValid(v.query, query);
         if (v.body) {
           if (body === undefined) body = {};

@@ -54,6 +54,7 @@ export function runsWithPackage(knex: Knex): Knex.QueryBuilder {
 }
 
 export function runDto(row: RunRow & { scope?: string; name?: string }) {
+  // null, not 0, for a run that never started: a client tells "never ran" from "instant".
   const duration = row.started_at && row.finished_at ? row.finished_at.getTime() - row.started_at.getTime() : null;
   return {
     object: 'run' as const,
@@ -98,7 +99,10 @@ export const runSchema = {
     createdAt: { type: 'string', format: 'date-time' },
     startedAt: { type: ['string', 'null'], format: 'date-time' },
     finishedAt: { type: ['string', 'null'], format: 'date-time' },
-    duration: { type: ['integer', 'null'], description: 'milliseconds' },
+    duration: {
+      type: ['integer', 'null'],
+      description: 'Milliseconds from startedAt to finishedAt. null until the run finishes, and for a run that never started (startedAt null, e.g. cancelled while pending).',
+    },
     timeoutSeconds: { type: 'integer' },
     sandboxMode: { type: ['string', 'null'], description: 'How the run was isolated: bwrap+cgroup-v1|bwrap+cgroup-v2|bwrap|process, or `remote` (executed by a runner outside the service)' },
     sinkExpiresAt: { type: ['string', 'null'], format: 'date-time', description: 'Remote runs: when the sink stops accepting reports unless extended' },

@@ -52,7 +52,20 @@ export const agentPathParams = {
   },
 } as const;
 
-export default defineRoute<{ input?: Record<string, unknown>; version?: string }, unknown, { scope: string; name: string }>({
+const VERSION_DESCRIPTION = 'Exact version, dist-tag or semver range; the latest published version by default';
+
+/**
+ * `version` of a launch, also accepted in the query: Appstrate's own clients send it there
+ * (DESIGN 5). The body wins when both are given.
+ */
+export const launchVersionQuery = {
+  type: 'object',
+  properties: { version: { type: 'string', minLength: 1, description: `${VERSION_DESCRIPTION}. The body's \`version\` wins when both are given.` } },
+} as const;
+
+export const launchVersionBody = { type: 'string', minLength: 1, description: `${VERSION_DESCRIPTION}. Also accepted as the query parameter \`version\`; this one wins when both are given.` } as const;
+
+export default defineRoute<{ input?: Record<string, unknown>; version?: string }, { version?: string }, { scope: string; name: string }>({
   method: 'post',
   path: '/api/agents/:scope/:name/run',
   operationId: 'runAgent',
@@ -67,17 +80,18 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string }
   idempotent: true,
   shapeReplay: shapeRunReplay,
   params: agentPathParams,
+  query: launchVersionQuery,
   body: {
     type: 'object',
     additionalProperties: false,
     properties: {
       input: { type: 'object', default: {} },
-      version: { type: 'string', description: 'Exact version, dist-tag or semver range; the latest published version by default' },
+      version: launchVersionBody,
     },
   },
   responses: { 201: { description: 'The queued run', schema: runSchema } },
-  async handler(ctx, { body, params }) {
-    const { agent, input } = await launchable(ctx, params.scope, params.name, body.version, body.input);
+  async handler(ctx, { body, query, params }) {
+    const { agent, input } = await launchable(ctx, params.scope, params.name, body.version ?? query.version, body.input);
     const run = await launchFromRequest(ctx, agent, input);
     ctx.status = 201;
     ctx.body = runDto({ ...run, package_full_name: agent.fullName });

@@ -53,7 +53,12 @@ export const agentSchema: JsonSchema = {
     },
     last_run: {
       type: ['object', 'null'],
-      properties: { id: { type: 'string' }, status: { type: 'string' }, started_at: dateTime, duration: { type: ['integer', 'null'], description: 'milliseconds' } },
+      properties: {
+        id: { type: 'string' },
+        status: { type: 'string' },
+        started_at: { ...dateTime, type: ['string', 'null'] },
+        duration: { type: ['integer', 'null'], description: 'Milliseconds; null until the run finishes, and for a run that never started' },
+      },
     },
     running_runs: { type: 'integer' },
     ...homeFields,

@@ -2,7 +2,7 @@ import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { newSinkSecret, SINK_TTL } from '../../../shared/runs/sink.ts';
 import { configuredRateLimit } from '../../rate-limits.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
-import { launchable, launchFromRequest } from '../agents/launch-run.ts';
+import { launchable, launchFromRequest, launchVersionBody, launchVersionQuery } from '../agents/launch-run.ts';
 import { SINK_PROTOCOL } from './_remote-protocol.ts';
 import { findVisibleRun } from './_visible.ts';
 
@@ -29,7 +29,7 @@ function sinkOf(ctx: AppContext, runId: string, secret: string, expiresAt: Date)
   return { url, extendUrl: `${url}/extend`, secret, expiresAt: expiresAt.toISOString() };
 }
 
-export default defineRoute<RemoteBody>({
+export default defineRoute<RemoteBody, { version?: string }>({
   method: 'post',
   path: '/api/runs/remote',
   operationId: 'launchRemoteRun',
@@ -47,13 +47,14 @@ export default defineRoute<RemoteBody>({
     const first = JSON.parse(stored);
     return JSON.stringify({ ...runDto(await findVisibleRun(ctx, first.id)), sink: first.sink });
   },
+  query: launchVersionQuery,
   body: {
     type: 'object',
     additionalProperties: false,
     required: ['packageId'],
     properties: {
       packageId: { type: 'string', pattern: '^@[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$', description: 'The agent, `@scope/name`' },
-      version: { type: 'string', description: 'Exact version, dist-tag or semver range; the latest published version by default' },
+      version: launchVersionBody,
       input: { type: 'object', default: {} },
       sinkTtlSeconds: { type: 'integer', minimum: SINK_TTL.min, maximum: SINK_TTL.max, default: SINK_TTL.default },
     },
@@ -64,9 +65,9 @@ export default defineRoute<RemoteBody>({
       schema: { ...runSchema, required: [...runSchema.required, 'sink'], properties: { ...runSchema.properties, sink: sinkSchema } },
     },
   },
-  async handler(ctx, { body }) {
+  async handler(ctx, { body, query }) {
     const [scope, name] = body.packageId.split('/');
-    const { agent, input } = await launchable(ctx, scope, name, body.version, body.input);
+    const { agent, input } = await launchable(ctx, scope, name, body.version ?? query.version, body.input);
     const { secret, hash } = newSinkSecret();
     const expiresAt = new Date(Date.now() + (body.sinkTtlSeconds ?? SINK_TTL.default) * 1000);
     const run = await launchFromRequest(ctx, agent, input, { sinkSecretHash: hash, sinkExpiresAt: expiresAt });
