@@ -1,9 +1,11 @@
 // One tick of a schedule (SPEC 2.8, 3.1): launch a run as the schedule's creator, or record
-// why it could not start as a `failed` run. Idempotent: the run id derives from the tick's
+// why it could not start as a `failed` run (a missing connection records no run: it publishes
+// `run.connection_missing` instead, DESIGN.md 7). Idempotent: the run id derives from the tick's
 // workflow id, so a retried activity finds its run instead of launching a second one.
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { ProblemError } from '../shared/errors.ts';
 import { deterministicEventId } from '../shared/events/publish.ts';
+import { requireConnections } from '../shared/integrations/readiness.ts';
 import { agentForRun, type ResolvedAgent, resolveAgent } from '../shared/packages/resolve-agent.ts';
 import { latestVersion } from '../shared/packages/store.ts';
 import { effectiveTimeoutSeconds } from '../shared/packages/timeout.ts';
@@ -114,7 +116,23 @@ export function createScheduledTickActivities(deps: ActivityDeps) {
           if (!(err instanceof ProblemError)) throw err;
           return refuse(`the schedule's input does not match the input schema of ${agent.fullName} ${agent.version}: ${explain(err)}`, agent);
         }
-        const run = await admitRun(knex, config.platformRunLimits, { ...launcher, agent, input, id: runId });
+        // A creator without a usable connection: no run, no launch spent, the schedule stays
+        // enabled; `run.connection_missing` (its id derived from the tick) says why.
+        let connections: Record<string, string>;
+        try {
+          connections = await requireConnections(knex, workflows, {
+            orgId: schedule.org_id,
+            spaceId: schedule.space_id,
+            owner: { type: 'user', id: schedule.created_by },
+            agent,
+            publicUrl: null,
+            eventId: deterministicEventId(`${tick.tickId}:run.connection_missing`),
+          });
+        } catch (err) {
+          if (err instanceof ProblemError && err.code === 'connection_missing') return null;
+          throw err;
+        }
+        const run = await admitRun(knex, config.platformRunLimits, { ...launcher, agent, input, id: runId, connections });
         await startRunWorkflow(knex, workflows, run, agent);
         return { runId, status: run.status };
       } catch (err) {

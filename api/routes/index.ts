@@ -25,6 +25,7 @@ import { webhookRoutes } from './webhooks/index.ts';
 import { endUserRoutes } from './end-users/index.ts';
 import launchRun from './agents/launch-run.ts';
 import agentRuns from './agents/runs-list.ts';
+import connectionReadiness from './agents/connection-readiness.ts';
 import modelCreate from './models/create.ts';
 import modelDelete from './models/delete.ts';
 import modelList from './models/list.ts';
@@ -94,6 +95,7 @@ export const resourceRoutes: RouteDef[] = [
   ...packageRoutes,
   launchRun,
   agentRuns,
+  connectionReadiness,
   runList,
   runGet,
   runLogs,

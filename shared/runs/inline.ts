@@ -20,6 +20,8 @@ export interface InlineRunBody {
   manifest: Record<string, unknown>;
   prompt: string;
   input?: Record<string, unknown>;
+  /** {<integration id>: <conn id>} (shared/integrations/readiness.ts) */
+  connections?: Record<string, string>;
 }
 
 export interface CheckedInlineRun {

@@ -27,6 +27,8 @@ export interface LaunchRequest {
   id?: string;
   /** Remote runs: the runner outside reports through a sink (hash of its secret, expiry). */
   remote?: { sinkSecretHash: string; sinkExpiresAt: Date };
+  /** The connection each integration dependency uses: {<integration id>: <conn id>} (shared/integrations/readiness.ts). */
+  connections?: Record<string, string>;
 }
 
 /**
@@ -74,6 +76,7 @@ export async function admitRun(knex: Knex, limits: PlatformRunLimits, req: Launc
         user_id: req.userId,
         end_user_id: req.endUserId ?? null,
         schedule_id: req.scheduleId ?? null,
+        connections: JSON.stringify(req.connections ?? {}),
         timeout_seconds: effectiveTimeoutSeconds(req.agent.timeoutSeconds, limits.timeout_ceiling_seconds),
         ...(req.remote
           ? { executor: 'remote', sandbox_mode: 'remote', sink_secret_hash: req.remote.sinkSecretHash, sink_expires_at: req.remote.sinkExpiresAt }

@@ -1,9 +1,11 @@
 import { problem } from '../../../shared/errors.ts';
+import { requireConnections } from '../../../shared/integrations/readiness.ts';
 import { resolveAgent } from '../../../shared/packages/resolve-agent.ts';
 import { admitRun, type LaunchRequest, startRunWorkflow } from '../../../shared/runs/launch.ts';
 import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { runInput } from '../../../shared/validation.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
+import { connectionOwner } from '../connections/_shared.ts';
 import { findVisibleRun } from '../runs/_visible.ts';
 
 /** Who a run launched by this request belongs to (SPEC 5.6: an impersonated end-user owns it). */
@@ -29,11 +31,28 @@ export async function launchable(ctx: AppContext, scope: string, name: string, v
   return { agent, input: runInput(agent.inputSchema, rawInput) };
 }
 
-/** Admits a run launched by this request against the organization limits and starts its workflow. */
-export async function launchFromRequest(ctx: AppContext, agent: LaunchRequest['agent'], input: Record<string, unknown>, remote?: LaunchRequest['remote']) {
+/**
+ * The connection each integration dependency of the agent will use, for the caller's actor
+ * (`chosen`: the body's `connections`); 409 `connection_missing` with fresh connect links, and a
+ * `run.connection_missing` event, when one has none usable (DESIGN.md 7).
+ */
+export async function launchConnections(ctx: AppContext, agent: Pick<LaunchRequest['agent'], 'fullName' | 'manifest'>, chosen?: Record<string, string>) {
   const { org, space } = ctx.state.tenancy!;
   const { knex, workflows, config } = ctx.services;
-  const run = await admitRun(knex, config.platformRunLimits, { orgId: org!.id, spaceId: space!.id, agent, input, ...launcherOf(ctx), remote });
+  return requireConnections(knex, workflows, { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx), agent, chosen, publicUrl: config.publicUrl });
+}
+
+/** Admits a run launched by this request against the organization limits and starts its workflow. */
+export async function launchFromRequest(
+  ctx: AppContext,
+  agent: LaunchRequest['agent'],
+  input: Record<string, unknown>,
+  remote?: LaunchRequest['remote'],
+  connections?: Record<string, string>,
+) {
+  const { org, space } = ctx.state.tenancy!;
+  const { knex, workflows, config } = ctx.services;
+  const run = await admitRun(knex, config.platformRunLimits, { orgId: org!.id, spaceId: space!.id, agent, input, ...launcherOf(ctx), remote, connections });
   await startRunWorkflow(knex, workflows, run, agent);
   return run;
 }
@@ -65,13 +84,23 @@ export const launchVersionQuery = {
 
 export const launchVersionBody = { type: 'string', minLength: 1, description: `${VERSION_DESCRIPTION}. Also accepted as the query parameter \`version\`; this one wins when both are given.` } as const;
 
-export default defineRoute<{ input?: Record<string, unknown>; version?: string }, { version?: string }, { scope: string; name: string }>({
+/** `connections` of a launch body (agent and inline). */
+export const launchConnectionsBody = {
+  type: 'object',
+  maxProperties: 100,
+  propertyNames: { minLength: 1 },
+  additionalProperties: { type: 'string', pattern: '^conn_' },
+  description:
+    "The connection to use per integration dependency, `{<integration id>: <conn id>}`; each must be one of the actor's connections of that integration (404 `not_found` otherwise). Unnamed integrations use the actor's most recently updated usable connection. An integration without a usable one refuses the launch: 409 `connection_missing` (no run; `errors[]` carries a fresh `connect_url`).",
+} as const;
+
+export default defineRoute<{ input?: Record<string, unknown>; version?: string; connections?: Record<string, string> }, { version?: string }, { scope: string; name: string }>({
   method: 'post',
   path: '/api/agents/:scope/:name/run',
   operationId: 'runAgent',
   summary: 'Launch a run of the agent',
   description:
-    'The input is validated against the agent\'s input schema (defaults applied). Answers 201 with the run (status `pending`) once it is queued, without waiting for execution. Organization limits: `per_org_global_rate_per_min` (429 `org_run_rate_limited`) and `max_concurrent_per_org` (429 `org_run_concurrency_exceeded`), both with Retry-After.',
+    'The input is validated against the agent\'s input schema (defaults applied). Answers 201 with the run (status `pending`) once it is queued, without waiting for execution. Organization limits: `per_org_global_rate_per_min` (429 `org_run_rate_limited`) and `max_concurrent_per_org` (429 `org_run_concurrency_exceeded`), both with Retry-After. Each integration dependency needs a usable connection of the actor (see `connections` and GET .../connection-readiness): otherwise 409 `connection_missing`, no run, and a `run.connection_missing` event.',
   tag: 'Runs',
   auth: 'any',
   context: 'space',
@@ -87,12 +116,14 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string }
     properties: {
       input: { type: 'object', default: {} },
       version: launchVersionBody,
+      connections: launchConnectionsBody,
     },
   },
   responses: { 201: { description: 'The queued run', schema: runSchema } },
   async handler(ctx, { body, query, params }) {
     const { agent, input } = await launchable(ctx, params.scope, params.name, body.version ?? query.version, body.input);
-    const run = await launchFromRequest(ctx, agent, input);
+    const connections = await launchConnections(ctx, agent, body.connections);
+    const run = await launchFromRequest(ctx, agent, input, undefined, connections);
     ctx.status = 201;
     ctx.body = runDto({ ...run, package_full_name: agent.fullName });
   },

@@ -1,7 +1,9 @@
+import { requireConnections } from '../../../shared/integrations/readiness.ts';
 import { resolveSkills } from '../../../shared/packages/resolve-agent.ts';
 import { effectiveTimeoutSeconds } from '../../../shared/packages/timeout.ts';
 import { checkInlineRun, type InlineRunBody, toolsOf } from '../../../shared/runs/inline.ts';
 import { defineRoute } from '../../route.ts';
+import { connectionOwner } from '../connections/_shared.ts';
 import { admitInlineRequest, INLINE_LIMITS_DOC, inlineRateLimit, inlineRunBody } from './inline.ts';
 
 const validationSchema = {
@@ -27,7 +29,7 @@ export default defineRoute<InlineRunBody>({
   path: '/api/runs/inline/validate',
   operationId: 'validateInlineRun',
   summary: 'Check an inline run without running it',
-  description: `The checks of POST /api/runs/inline, in the same order and with the same problems; nothing is created. ${INLINE_LIMITS_DOC}`,
+  description: `The checks of POST /api/runs/inline, in the same order and with the same problems; nothing is created (a 409 \`connection_missing\` here carries no \`connect_url\` and publishes no event: use the integration's \`connect/session\`). ${INLINE_LIMITS_DOC}`,
   tag: 'Runs',
   auth: 'any',
   context: 'space',
@@ -39,6 +41,15 @@ export default defineRoute<InlineRunBody>({
     await admitInlineRequest(ctx, 'POST /api/runs/inline/validate');
     const { knex, config } = ctx.services;
     const { manifest } = checkInlineRun(config.inlineRunLimits, body);
+    const { org, space } = ctx.state.tenancy!;
+    await requireConnections(knex, null, {
+      orgId: org!.id,
+      spaceId: space!.id,
+      owner: connectionOwner(ctx),
+      agent: { fullName: manifest.name, manifest },
+      chosen: body.connections,
+      publicUrl: null,
+    });
     const skills = await resolveSkills(knex, ctx.state.tenancy!.org!.id, manifest.dependencies?.skills);
     ctx.body = {
       object: 'inline_run_validation',

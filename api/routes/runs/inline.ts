@@ -5,7 +5,7 @@ import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { enforceOrgRateLimit } from '../../middleware/rate-limit.ts';
 import { configuredRateLimit } from '../../rate-limits.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
-import { launcherOf, shapeRunReplay } from '../agents/launch-run.ts';
+import { launchConnections, launchConnectionsBody, launcherOf, shapeRunReplay } from '../agents/launch-run.ts';
 
 const RATE_SETTING = 'INLINE_RUN_LIMITS.rate_per_min';
 
@@ -20,6 +20,7 @@ export const inlineRunBody = {
     manifest: { type: 'object', description: "A full agent manifest (SPEC 2.12, schema_version 0.3); its `version` is the run's version" },
     prompt: { type: 'string', description: 'The agent prompt (prompt.md)' },
     input: { type: 'object', default: {}, description: "Validated against the manifest's input schema (defaults applied)" },
+    connections: launchConnectionsBody,
   },
 };
 
@@ -44,7 +45,7 @@ export default defineRoute<InlineRunBody>({
   path: '/api/runs/inline',
   operationId: 'launchInlineRun',
   summary: 'Run an agent sent with the request (inline, ephemeral)',
-  description: `Answers 201 with the run (status \`pending\`). The manifest and prompt live in a temporary package, emptied with the run's logs after \`INLINE_RUN_LIMITS.retention_days\` (the run record stays); events carry \`package: {ephemeral: true}\`. ${INLINE_LIMITS_DOC} Organization run limits apply as on any launch.`,
+  description: `Answers 201 with the run (status \`pending\`). The manifest and prompt live in a temporary package, emptied with the run's logs after \`INLINE_RUN_LIMITS.retention_days\` (the run record stays); events carry \`package: {ephemeral: true}\`. ${INLINE_LIMITS_DOC} Organization run limits apply as on any launch, and so does the connection check of \`dependencies.integrations\` (\`connections\`; 409 \`connection_missing\`, after the checks above and before skills resolve).`,
   tag: 'Runs',
   auth: 'any',
   context: 'space',
@@ -62,7 +63,8 @@ export default defineRoute<InlineRunBody>({
     const { knex, workflows, config } = ctx.services;
     const { org, space } = ctx.state.tenancy!;
     const checked = checkInlineRun(config.inlineRunLimits, body);
-    const launch = { orgId: org!.id, spaceId: space!.id, ...launcherOf(ctx) };
+    const connections = await launchConnections(ctx, { fullName: checked.manifest.name, manifest: checked.manifest }, body.connections);
+    const launch = { orgId: org!.id, spaceId: space!.id, ...launcherOf(ctx), connections };
     const { run, agent } = await admitInlineRun(knex, workflows, config, launch, { checked, prompt: body.prompt });
     await startRunWorkflow(knex, workflows, run, agent);
     ctx.status = 201;

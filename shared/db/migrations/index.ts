@@ -10,6 +10,7 @@ import * as m006 from './006_impersonation_audit.ts';
 import * as m007 from './007_schedules_inline_remote.ts';
 import * as m008 from './008_access_changes.ts';
 import * as m009 from './009_connections.ts';
+import * as m010 from './010_run_connections.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -26,6 +27,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '007_schedules_inline_remote': m007,
   '008_access_changes': m008,
   '009_connections': m009,
+  '010_run_connections': m010,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
