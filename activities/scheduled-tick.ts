@@ -88,6 +88,8 @@ export function createScheduledTickActivities(deps: ActivityDeps) {
         userId: schedule.created_by,
         scheduleId: schedule.id,
       };
+      // Every refusal before the run exists goes through here: the failed run it records is
+      // written finished at once, which admitRun's rate leaves out (a refusal spends no launch).
       const refuse = async (why: string, agent?: ResolvedAgent): Promise<TickResult> => {
         await insertRefusedRun(knex, {
           ...launcher,

@@ -32,6 +32,14 @@ export interface LaunchRequest {
 }
 
 /**
+ * The runs that spend the organization's launch rate: those admitted here. A launch refused
+ * before its run exists (a scheduled tick over the limits, its agent gone, its input invalid:
+ * `insertRefusedRun`) is still recorded as a `failed` run, but written finished by the statement
+ * that creates it; an admitted run is inserted `pending` and can only end in a later transaction.
+ */
+const ADMITTED = "not (status = 'failed' and started_at is null and finished_at = created_at)";
+
+/**
  * Inserts the run if the organization is under its rate and concurrency limits. `knex` may be a
  * transaction (inline runs insert their package first): the check then runs in a savepoint and
  * the lock is held until the caller commits.
@@ -40,13 +48,14 @@ export async function admitRun(knex: Knex, limits: PlatformRunLimits, req: Launc
   return knex.transaction(async (trx) => {
     // One launcher per organization at a time: the counts below cannot be raced.
     await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`runs:${req.orgId}`]);
+    const launched = `created_at > now() - interval '60 seconds' and ${ADMITTED}`;
     const counts = await trx('runs')
       .where({ org_id: req.orgId })
       .where((w) => w.whereIn('status', LIVE_STATUSES).orWhere('created_at', '>', trx.raw("now() - interval '60 seconds'")))
       .select(
         trx.raw(`count(*) filter (where status in ('pending','running'))::int as live`),
-        trx.raw(`count(*) filter (where created_at > now() - interval '60 seconds')::int as recent`),
-        trx.raw(`extract(epoch from (min(created_at) filter (where created_at > now() - interval '60 seconds') + interval '60 seconds' - now())) as free_in`),
+        trx.raw(`count(*) filter (where ${launched})::int as recent`),
+        trx.raw(`extract(epoch from (min(created_at) filter (where ${launched}) + interval '60 seconds' - now())) as free_in`),
       )
       .first();
     if (counts.recent >= limits.per_org_global_rate_per_min) {

@@ -8,6 +8,7 @@ import { type FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
 import { type RunServices, startRunServices } from '../support/run-services.ts';
+import { fireSchedule } from '../support/schedules.ts';
 import type { HttpsReceiver } from '../support/receiver.ts';
 import { stack } from '../support/stack.ts';
 import { OrgIdKey, PackageIdKey, SpaceIdKey } from '../../temporal/search-attributes.ts';
@@ -81,21 +82,7 @@ describe('schedules', function () {
     return res.body;
   }
 
-  /** Triggers one tick through Temporal and returns what the tick workflow returned (its run id, or null). */
-  async function fire(id: string): Promise<string | null> {
-    const handle = temporal.schedule.getHandle(id);
-    const before = (await handle.describe()).info.numActionsTaken;
-    await handle.trigger();
-    for (let i = 0; i < 300; i++) {
-      const d = await handle.describe();
-      if (d.info.numActionsTaken > before) {
-        const { workflowId, firstExecutionRunId } = d.info.recentActions.at(-1)!.action.workflow;
-        return temporal.workflow.getHandle(workflowId, firstExecutionRunId).result();
-      }
-      await sleep(100);
-    }
-    throw new Error(`schedule ${id} took no action`);
-  }
+  const fire = (id: string) => fireSchedule(temporal, id);
 
   it('creates a schedule: 201 with next_run_at computed by Temporal, readable and listed', async () => {
     const s = await createOk({ name: 'new year', cron_expression: '0 3 1 1 *', timezone: 'UTC', input: { topic: 'x' } });

@@ -5,6 +5,7 @@ import type { ScheduleRow } from '../../../shared/schedules/model.ts';
 import { checkCron, checkTimezone } from '../../../shared/schedules/spec.ts';
 import { syncTemporalSchedule } from '../../../shared/schedules/temporal.ts';
 import { defineRoute } from '../../route.ts';
+import { scheduleAuthority } from './_ownership.ts';
 import { findSchedule, requireSchedulingRights, scheduleDtos, scheduleFields, scheduleIdParam, scheduleInput, scheduleSchema } from './_shared.ts';
 
 interface Body {
@@ -21,7 +22,7 @@ export default defineRoute<Body, unknown, { id: string }>({
   operationId: 'updateSchedule',
   summary: 'Change, enable or disable a schedule (merge semantics)',
   description:
-    "Changing `input`, `cron_expression` or `timezone`, or enabling, also needs `agents:run` and is refused while acting for an end-user (403). `enabled: false` pauses it, `true` resumes it and clears `disabled_reason` (409 `schedule_creator_lost_access` when its creator can no longer run agents in the space). A new `input` is validated against the agent's latest published version.",
+    "Only the schedule's creator (by session or one of their API keys) may change `name`, `input`, `cron_expression` or `timezone`: its runs execute as them. Admins of the space (org owners and admins included) who did not create it may only send `enabled`; anything else is 403 `forbidden`, and so is any change by anyone else who can read the schedule (404 otherwise). Changing `input`, `cron_expression` or `timezone`, or enabling, also needs `agents:run` and is refused while acting for an end-user (403). `enabled: false` pauses it, `true` resumes it and clears `disabled_reason` (409 `schedule_creator_lost_access` when its creator can no longer run agents in the space). A new `input` is validated against the agent's latest published version.",
   tag: 'Schedules',
   auth: 'any',
   context: 'space',
@@ -32,6 +33,12 @@ export default defineRoute<Body, unknown, { id: string }>({
   async handler(ctx, { body, params }) {
     const { knex, workflows } = ctx.services;
     const found = await findSchedule(ctx, params.id);
+    if ((await scheduleAuthority(ctx, found)) === 'admin') {
+      const changed = Object.keys(body).filter((k) => k !== 'enabled');
+      if (changed.length) {
+        throw problem('forbidden', `Only the person who created this schedule can change ${changed.join(', ')}; admins of the space can pause, resume or delete it`);
+      }
+    }
     // What runs, when, and whether it runs again are launches made as the creator: the same
     // checks as creating. Renaming and disabling need schedules:write only.
     if (body.input !== undefined || body.cron_expression !== undefined || body.timezone !== undefined || body.enabled === true) {
