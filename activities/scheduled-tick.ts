@@ -88,8 +88,9 @@ export function createScheduledTickActivities(deps: ActivityDeps) {
         userId: schedule.created_by,
         scheduleId: schedule.id,
       };
-      // Every refusal before the run exists goes through here: the failed run it records is
-      // written finished at once, which admitRun's rate leaves out (a refusal spends no launch).
+      // A refusal before the run exists records it here as a failed run written finished at
+      // once, which admitRun's rate leaves out (a missing connection records none): no refused
+      // tick spends a launch.
       const refuse = async (why: string, agent?: ResolvedAgent): Promise<TickResult> => {
         await insertRefusedRun(knex, {
           ...launcher,
