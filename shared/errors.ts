@@ -54,6 +54,8 @@ export const ERROR_CATALOG = {
   inline_limit_exceeded: { status: 400, title: 'Inline run limit exceeded', description: 'The inline run exceeds a limit of `INLINE_RUN_LIMITS` (manifest or prompt size, skills, tools, `authorized_uris` entries or wildcards); `errors[].limit` names it.' },
   sink_expired: { status: 410, title: 'Sink expired', description: 'The remote run\'s sink expired without a final result; the run has ended. Extend the sink (`PATCH /api/runs/{id}/sink/extend`) before it expires.' },
   run_finished: { status: 409, title: 'Run finished', description: 'The run already reached a terminal status; its sink accepts nothing more.' },
+  connect_link_gone: { status: 410, title: 'Connect link gone', description: 'The hosted connect link expired (ten minutes), was already used, or never existed; ask for a new one with `connect/session`.' },
+  not_implemented: { status: 501, title: 'Not implemented', description: 'This instance cannot do this yet, e.g. the hosted form of an OAuth 2 auth.' },
   rate_limited: { status: 429, title: 'Too many requests', description: 'The per-route limit for this identity is exhausted; wait `retry_after` seconds.' },
   internal_error: { status: 500, title: 'Internal error', description: 'The server failed; the request id identifies it in the logs.' },
   service_unavailable: { status: 503, title: 'Service unavailable', description: 'A dependency (Postgres or Temporal) is unreachable.' },

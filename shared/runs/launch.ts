@@ -34,10 +34,9 @@ export interface LaunchRequest {
 /**
  * The runs that spend the organization's launch rate: those admitted here. A launch refused
  * before its run exists (a scheduled tick over the limits, its agent gone, its input invalid:
- * `insertRefusedRun`) is still recorded as a `failed` run, but written finished by the statement
- * that creates it; an admitted run is inserted `pending` and can only end in a later transaction.
+ * `insertRefusedRun`) is still recorded as a `failed` run, marked `refused`.
  */
-const ADMITTED = "not (status = 'failed' and started_at is null and finished_at = created_at)";
+const ADMITTED = 'not refused';
 
 /**
  * Inserts the run if the organization is under its rate and concurrency limits. `knex` may be a

@@ -32,6 +32,7 @@ export async function insertRefusedRun(knex: Knex, r: RefusedRun): Promise<void>
       schedule_id: r.scheduleId ?? null,
       timeout_seconds: r.timeoutSeconds,
       finished_at: knex.fn.now(),
+      refused: true, // not admitted: the launch rate leaves it out
     })
     .onConflict('id')
     .ignore()

@@ -115,8 +115,11 @@ describe('hosted connect form', function () {
     return { path: url.pathname + url.search, token: url.searchParams.get('token')! };
   }
 
+  /** What a browser sends: it asks for HTML (other clients get problem documents for errors). */
+  const BROWSER = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+
   async function get(p: string, cookie?: string): Promise<Page> {
-    const res = await fetch(api.url + p, { headers: cookie ? { cookie } : {} });
+    const res = await fetch(api.url + p, { headers: { ...BROWSER, ...(cookie ? { cookie } : {}) } });
     const set = res.headers.getSetCookie().find((c) => c.startsWith('svc.connect_csrf='));
     return { status: res.status, headers: res.headers, html: await res.text(), cookie: set?.split(';')[0] };
   }
@@ -124,7 +127,7 @@ describe('hosted connect form', function () {
   async function submit(fields: Record<string, string>, cookie?: string): Promise<Page> {
     const res = await fetch(`${api.url}/api/integrations/connect/submit`, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
+      headers: { ...BROWSER, 'content-type': 'application/x-www-form-urlencoded', ...(cookie ? { cookie } : {}) },
       body: new URLSearchParams(fields).toString(),
     });
     return { status: res.status, headers: res.headers, html: await res.text() };
@@ -221,7 +224,7 @@ describe('hosted connect form', function () {
       expect(page.html).to.include('the password is not stored');
     });
 
-    it('answers an unknown, missing or expired token with a readable 410 page', async () => {
+    it('answers an unknown, missing or expired token with a readable 410 page (a problem document to non-browsers)', async () => {
       for (const p of ['/api/integrations/connect/start?token=nope', '/api/integrations/connect/start']) {
         const page = await get(p);
         expect(page.status, p).to.equal(410);
@@ -239,6 +242,8 @@ describe('hosted connect form', function () {
       expect(late.status).to.equal(410);
       expect(late.html).to.include('This link has expired or was already used');
       expect(await api.knex('connections').count('* as n').first()).to.deep.equal(before);
+      // A client that does not ask for HTML gets the same answer as a problem document.
+      expectProblem(await org.client.get(p), 410, 'connect_link_gone');
     });
   });
 

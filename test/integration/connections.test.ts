@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { openCredentials } from '../../shared/integrations/connections.ts';
 import { createLogger } from '../../shared/log.ts';
 import { zip } from '../fixtures/packages/build.ts';
-import { Client, newKey, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
+import { type Client, newKey, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { uploadPackage } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
 import { stack } from '../support/stack.ts';

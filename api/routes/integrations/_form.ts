@@ -6,7 +6,7 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import { safeEqual, sha256Hex } from '../../../shared/crypto.ts';
-import type { ProblemFieldError } from '../../../shared/errors.ts';
+import { type ErrorCode, type ProblemFieldError, problem } from '../../../shared/errors.ts';
 import { findIntegration, type Integration, type IntegrationAuth } from '../../../shared/integrations/auths.ts';
 import type { ConnectSessionRow } from '../../../shared/integrations/connect-sessions.ts';
 import type { AppContext } from '../../route.ts';
@@ -69,8 +69,17 @@ ${body}
 </main></body></html>`;
 }
 
-/** A page that only says something: a heading and paragraphs (plain text, escaped). */
+/** Problem codes of the statuses a message page may carry, for clients that do not ask for HTML. */
+const PAGE_PROBLEMS: Record<number, ErrorCode> = { 403: 'forbidden', 404: 'not_found', 410: 'connect_link_gone', 501: 'not_implemented' };
+
+/**
+ * A page that only says something: a heading and paragraphs (plain text, escaped). A person's
+ * browser asks for HTML and gets the page; any other client (no Accept header, or JSON) gets the
+ * same error as a problem document, like every other route.
+ */
 export function sendMessage(ctx: AppContext, status: number, heading: string, paragraphs: string[], title = heading): void {
+  const code = PAGE_PROBLEMS[status];
+  if (code && ctx.accepts('application/problem+json', 'text/html') !== 'text/html') throw problem(code, `${heading}. ${paragraphs.join(' ')}`);
   sendPage(ctx, status, title, `<h1>${escapeHtml(heading)}</h1>\n${paragraphs.map((p) => `<p>${escapeHtml(p)}</p>`).join('\n')}`);
 }
 

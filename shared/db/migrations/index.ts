@@ -11,6 +11,7 @@ import * as m007 from './007_schedules_inline_remote.ts';
 import * as m008 from './008_access_changes.ts';
 import * as m009 from './009_connections.ts';
 import * as m010 from './010_run_connections.ts';
+import * as m011 from './011_refused_runs.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -28,6 +29,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '008_access_changes': m008,
   '009_connections': m009,
   '010_run_connections': m010,
+  '011_refused_runs': m011,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
