@@ -21,6 +21,8 @@ export interface IntegrationAuth {
   connect: 'login' | 'oauth2' | 'fields';
   login?: LoginSpec;
   authorizedUris: string[];
+  /** How the credential travels (`in: header` only): `name: prefix + value`, `value` a `{$credential.<field>}` template. */
+  delivery?: { in: 'header'; name: string; prefix?: string; value?: string };
 }
 
 export interface Integration {
@@ -43,6 +45,7 @@ export function authsOf(manifest: Record<string, any>): IntegrationAuth[] {
       connect: a.type === 'oauth2' ? 'oauth2' : a.connect?.login ? 'login' : 'fields',
       login: a.connect?.login,
       authorizedUris: a.authorized_uris ?? [],
+      delivery: a.delivery?.http,
     };
   });
 }

@@ -6,7 +6,7 @@ import type { Config } from '../config.ts';
 import { checkDestination, EgressError, egressDispatcher } from '../egress.ts';
 import { failedCriterion, type LoginAnswer } from './criteria.ts';
 import type { IntegrationAuth, LoginSpec } from './auths.ts';
-import { matchesAuthorizedUri } from './uris.ts';
+import { internalHostsAllowed, matchesAuthorizedUri } from './uris.ts';
 
 const LOGIN_TIMEOUT_MS = 15_000;
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -64,16 +64,7 @@ export async function performLogin(config: Pick<Config, 'egressAllowInternalHost
     throw new LoginRefused('The login URL is not a valid URL once its fields are filled in');
   }
   if (!matchesAuthorizedUri(url, auth.authorizedUris)) throw new LoginRefused(`The login URL is outside the auth's authorized_uris`);
-  // Internal addresses only for a host named literally in authorized_uris and allowed by the instance.
-  const literalHosts = auth.authorizedUris.flatMap((p) => {
-    try {
-      const host = new URL(p).hostname.toLowerCase();
-      return host.includes('*') ? [] : [host];
-    } catch {
-      return [];
-    }
-  });
-  const allowInternal = config.egressAllowInternalHosts.filter((h) => literalHosts.includes(h));
+  const allowInternal = internalHostsAllowed(auth.authorizedUris, config.egressAllowInternalHosts);
   try {
     await checkDestination(url, { allowInternalHosts: allowInternal });
   } catch (err) {

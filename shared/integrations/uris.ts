@@ -31,3 +31,18 @@ function toRegExp(pattern: string): RegExp {
 export function matchesAuthorizedUri(url: string, patterns: readonly string[]): boolean {
   return patterns.some((p) => toRegExp(p).test(url));
 }
+
+/**
+ * The instance's EGRESS_ALLOW_INTERNAL_HOSTS narrowed to hosts the patterns name literally: a
+ * private address is reachable only when both say so (SPEC 2.12).
+ */
+export function internalHostsAllowed(patterns: readonly string[], configured: readonly string[]): string[] {
+  const literal = patterns.flatMap((p) => {
+    try {
+      return [new URL(p).hostname.toLowerCase()]; // a wildcard host does not parse
+    } catch {
+      return [];
+    }
+  });
+  return configured.filter((h) => literal.includes(h));
+}
