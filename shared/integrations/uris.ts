@@ -1,35 +1,83 @@
 // `authorized_uris` patterns (DESIGN.md 7): `**` matches anything, `*` matches within one host
-// label or one path segment; scheme and host are literal unless wildcarded.
+// label or one path segment; scheme and host are literal unless wildcarded. The URL is parsed
+// and each part compared on its own, so a wildcard in one part can never reach into another
+// (`https://**.example.com/**` does not match `https://evil.com/.example.com/`), and a URL
+// carrying credentials of its own (`https://x@host/`) matches nothing. A pattern that does not
+// mention a query allows any query.
 
-const cache = new Map<string, RegExp>();
+interface CompiledPattern {
+  scheme: string;
+  host: RegExp;
+  /** Literal port, `*` for any, or '' for the scheme's default. */
+  port: string;
+  path: RegExp;
+  /** Whether the path pattern speaks of the query; if not, any query is allowed. */
+  query: boolean;
+}
+
+const PATTERN = /^([a-z][a-z0-9+.-]*):\/\/([^/?#]+)(.*)$/i;
+const cache = new Map<string, CompiledPattern | null>();
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function compile(pattern: string, star: string): string {
-  return pattern
-    .split('**')
-    .map((part) => part.split('*').map(escapeRegExp).join(star))
-    .join('.*');
+function compile(part: string, star: string, doubleStar: string): RegExp {
+  return new RegExp(
+    `^${part
+      .split('**')
+      .map((p) => p.split('*').map(escapeRegExp).join(star))
+      .join(doubleStar)}$`,
+  );
 }
 
-function toRegExp(pattern: string): RegExp {
-  let re = cache.get(pattern);
-  if (!re) {
-    const scheme = pattern.indexOf('://');
-    const pathStart = scheme < 0 ? -1 : pattern.indexOf('/', scheme + 3);
-    const authority = pathStart < 0 ? pattern : pattern.slice(0, pathStart);
-    const path = pathStart < 0 ? '' : pattern.slice(pathStart);
-    re = new RegExp(`^${compile(authority, '[^./:]*')}${compile(path, '[^/?#]*')}$`);
-    cache.set(pattern, re);
-  }
-  return re;
+function parsePattern(pattern: string): CompiledPattern | null {
+  const m = PATTERN.exec(pattern);
+  if (!m) return null;
+  const [, scheme, rawAuthority, rawRest] = m;
+  // `https://api.example.com**`: a wildcard right after the host means any path, not more host.
+  const tail = /^(.*[^.*])(\*\*)$/.exec(rawAuthority);
+  const authority = tail ? tail[1] : rawAuthority;
+  const rest = tail ? `/**${rawRest}` : rawRest;
+  const colon = authority.lastIndexOf(':');
+  const hasPort = colon > -1 && !authority.endsWith(']') && /^(\d+|\*)$/.test(authority.slice(colon + 1));
+  const host = (hasPort ? authority.slice(0, colon) : authority).toLowerCase();
+  const port = hasPort ? authority.slice(colon + 1) : '';
+  const defaultPort = { http: '80', https: '443' }[scheme.toLowerCase()];
+  // A host wildcard stands for whole labels only (`*.example.com`, `**.example.com`): one glued to
+  // other characters (`api*.example.com`, `example.com*`) could reach another domain.
+  if (host.split('.').some((label) => label.includes('*') && label !== '*' && label !== '**')) return null;
+  return {
+    scheme: `${scheme.toLowerCase()}:`,
+    query: rest.includes('?'),
+    // Host labels: `*` within one label, `**` across labels; never `/`, `@`, `:` or `?`.
+    host: compile(host, '[a-z0-9_-]*', '[a-z0-9_.-]*'),
+    port: port === defaultPort ? '' : port,
+    // Without a path the pattern names the root only.
+    path: compile(rest || '/', '[^/?#]*', '.*'),
+  };
+}
+
+function compiled(pattern: string): CompiledPattern | null {
+  if (!cache.has(pattern)) cache.set(pattern, parsePattern(pattern));
+  return cache.get(pattern)!;
 }
 
 /** True when `url` matches one of `patterns`. */
 export function matchesAuthorizedUri(url: string, patterns: readonly string[]): boolean {
-  return patterns.some((p) => toRegExp(p).test(url));
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (u.username || u.password) return false;
+  const host = u.hostname.toLowerCase();
+  return patterns.some((p) => {
+    const c = compiled(p);
+    const path = c?.query ? `${u.pathname}${u.search}` : u.pathname;
+    return !!c && c.scheme === u.protocol && c.host.test(host) && (c.port === '*' || c.port === u.port) && c.path.test(path);
+  });
 }
 
 /**

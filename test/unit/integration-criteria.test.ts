@@ -174,7 +174,20 @@ describe('authorized_uris patterns', () => {
     expect(matchesAuthorizedUri('https://api.example.com/users/42', ['https://api.example.com/users/*'])).to.equal(true);
     expect(matchesAuthorizedUri('https://api.example.com/users/42/keys', ['https://api.example.com/users/*'])).to.equal(false);
     expect(matchesAuthorizedUri('https://api.example.com/users/42/keys', ['https://api.example.com/users/*/keys'])).to.equal(true);
-    expect(matchesAuthorizedUri('https://api.example.com/users/42?admin=1', ['https://api.example.com/users/*'])).to.equal(false);
+    // A pattern that says nothing of the query allows any; one that does constrains it.
+    expect(matchesAuthorizedUri('https://api.example.com/users/42?admin=1', ['https://api.example.com/users/*'])).to.equal(true);
+    expect(matchesAuthorizedUri('https://api.example.com/users/42?admin=1', ['https://api.example.com/users/*?view=*'])).to.equal(false);
+    expect(matchesAuthorizedUri('https://api.example.com/users/42?view=full', ['https://api.example.com/users/*?view=*'])).to.equal(true);
+  });
+
+  it('keeps each wildcard in its part of the URL: no host reached through the path, no userinfo, whole host labels only', () => {
+    expect(matchesAuthorizedUri('https://evil.com/.example.com/login', ['https://**.example.com/**'])).to.equal(false);
+    expect(matchesAuthorizedUri('https://evil.com/?.example.com/login', ['https://**.example.com/**'])).to.equal(false);
+    expect(matchesAuthorizedUri('https://a.b.example.com/login', ['https://**.example.com/**'])).to.equal(true);
+    expect(matchesAuthorizedUri('https://x@localhost/', ['https://*/**'])).to.equal(false);
+    expect(matchesAuthorizedUri('https://api.example.com.evil.com/', ['https://api.example.com**'])).to.equal(false);
+    expect(matchesAuthorizedUri('https://api.example.com/any/path', ['https://api.example.com**'])).to.equal(true);
+    expect(matchesAuthorizedUri('https://apix.example.com/', ['https://api*.example.com/**'])).to.equal(false);
   });
 
   it('scheme and host are literal; dots are not wildcards', () => {
