@@ -34,6 +34,8 @@ export function createConnectLoginActivity(deps: Pick<ActivityDeps, 'knex' | 'co
           throw err;
         }
       }
+      // The API stops waiting at the attempt's expiry: a login answered later stores nothing.
+      if (attempt.expires_at.getTime() <= Date.now()) return { ok: false, detail: 'The login took longer than the connect attempt allows' };
       const sealed = sealCredentials(config.secretsKey, credential);
       if (input.connectionId) {
         const updated = await knex('connections')

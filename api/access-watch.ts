@@ -73,6 +73,9 @@ export class AccessWatch {
       set.add(entry);
     }
     this.arm(entry);
+    // A change committed between the request's authentication and this registration was not
+    // heard here: check once now (batched with every other read opened in the same turn).
+    this.queue(entry);
     return () => this.forget(entry);
   }
 

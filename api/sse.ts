@@ -103,7 +103,11 @@ export class SseStream {
    */
   endWith(event: string, data: string): void {
     if (this.ended) return;
-    if (this.held) this.open();
+    if (this.held) {
+      // Held frames were gathered while the grant may already have been lost: none goes out.
+      this.held = [];
+      this.open();
+    }
     this.res.write(`event: ${event}\nid: ${this.id}:${++this.n}\ndata: ${data}\n\n`);
     this.end();
   }

@@ -4,6 +4,7 @@
 import type { Knex } from 'knex';
 import { sha256Hex } from '../crypto.ts';
 import { newToken } from '../ids.ts';
+import { findSpace, orgRole, spaceScopes } from '../identity/tenancy.ts';
 import type { ConnectionOwner, ConnectionRow } from './connections.ts';
 
 export const CONNECT_LINK_TTL_MS = 10 * 60_000;
@@ -47,9 +48,23 @@ export async function createConnectSession(knex: Knex, publicUrl: string, req: C
   return { connect_url: url.toString(), expiresAt: expiresAt.toISOString() };
 }
 
-/** The link's row while it can still be used (not expired, not used), or undefined. */
+/**
+ * The link's row while it can still be used, or undefined: not expired, not used, and its owner
+ * still able to connect in its space (a person who left, lost `integrations:connect`, or an
+ * end-user deleted since the link was made cannot be connected for through it).
+ */
 export async function liveConnectSession(knex: Knex, token: string): Promise<ConnectSessionRow | undefined> {
   const row = (await knex('connect_sessions').where({ token_hash: sha256Hex(token) }).first()) as ConnectSessionRow | undefined;
   if (!row || row.used_at || row.expires_at.getTime() <= Date.now()) return undefined;
-  return row;
+  return (await ownerMayConnect(knex, row)) ? row : undefined;
+}
+
+async function ownerMayConnect(knex: Knex, row: ConnectSessionRow): Promise<boolean> {
+  if (row.owner_type === 'end_user') {
+    return !!(await knex('end_users').where({ id: row.owner_id, org_id: row.org_id, space_id: row.space_id }).first('id'));
+  }
+  const role = await orgRole(knex, row.org_id, row.owner_id);
+  const space = role && (await findSpace(knex, row.org_id, row.space_id));
+  const held = space ? await spaceScopes(knex, row.owner_id, space, role) : null;
+  return !!held?.has('integrations:connect');
 }

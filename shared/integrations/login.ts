@@ -82,11 +82,21 @@ export async function performLogin(config: Pick<Config, 'egressAllowInternalHost
       dispatcher, // undici's request() follows no redirect: a 3xx is the answer judged below
       headersTimeout: LOGIN_TIMEOUT_MS,
       bodyTimeout: LOGIN_TIMEOUT_MS,
+      // One deadline for the whole exchange: a target dripping its answer cannot outlive the attempt.
+      signal: AbortSignal.timeout(LOGIN_TIMEOUT_MS),
     });
-    let text = '';
+    // Enough of the body for `$body contains`; the rest is not waited for.
+    const chunks: Buffer[] = [];
+    let size = 0;
     for await (const chunk of res.body) {
-      if (text.length < MAX_BODY_BYTES) text += chunk.toString();
+      chunks.push(chunk);
+      size += chunk.length;
+      if (size >= MAX_BODY_BYTES) {
+        res.body.destroy();
+        break;
+      }
     }
+    const text = Buffer.concat(chunks).subarray(0, MAX_BODY_BYTES).toString('utf8');
     answer = { status: res.statusCode, headers: res.headers, cookies: cookiesOf(res.headers['set-cookie']), body: text };
   } catch (err) {
     throw new LoginRefused(`The login request failed: ${(err as Error).message}`);

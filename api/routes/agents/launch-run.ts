@@ -37,9 +37,11 @@ export async function launchable(ctx: AppContext, scope: string, name: string, v
  * `run.connection_missing` event, when one has none usable (DESIGN.md 7).
  */
 export async function launchConnections(ctx: AppContext, agent: Pick<LaunchRequest['agent'], 'fullName' | 'manifest'>, chosen?: Record<string, string>) {
-  const { org, space } = ctx.state.tenancy!;
+  const { org, space, scopes } = ctx.state.tenancy!;
   const { knex, workflows, config } = ctx.services;
-  return requireConnections(knex, workflows, { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx), agent, chosen, publicUrl: config.publicUrl });
+  // A connect link lets its holder connect as the actor: only for a caller who may connect.
+  const publicUrl = scopes.has('integrations:connect') ? config.publicUrl : null;
+  return requireConnections(knex, workflows, { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx), agent, chosen, publicUrl });
 }
 
 /** Admits a run launched by this request against the organization limits and starts its workflow. */

@@ -48,8 +48,11 @@ export default defineRoute<unknown, unknown, { id: string }>({
   responses: { 204: { description: 'Deleted' } },
   async handler(ctx, { params }) {
     const row = await findCallerConnection(ctx, params.id);
-    await ctx.services.knex('connections').where({ id: row.id, org_id: row.org_id }).delete();
-    await disableSchedulesThatUsed(ctx.services.knex, ctx.services.workflows, row);
+    // One transaction: the connection is never gone while its schedules stay enabled.
+    await ctx.services.knex.transaction(async (trx) => {
+      await trx('connections').where({ id: row.id, org_id: row.org_id }).delete();
+      await disableSchedulesThatUsed(trx, ctx.services.workflows, row);
+    });
     ctx.status = 204;
   },
 });

@@ -157,8 +157,9 @@ function propsOf(auth: IntegrationAuth): Array<[string, Prop]> {
   return Object.entries((auth.credentialsSchema.properties ?? {}) as Record<string, Prop>);
 }
 
+/** Masked on input and never shown again: declared secret, or named like one. */
 export function isSecret(name: string, prop: Prop): boolean {
-  return prop.writeOnly === true || prop.format === 'password' || /password/i.test(name);
+  return prop.writeOnly === true || prop.format === 'password' || /password|passphrase|secret|token|api_?key|private_?key|otp|^pin$|credential/i.test(name);
 }
 
 /** `api_key` -> `Api key`, `clientId` -> `Client id`. */

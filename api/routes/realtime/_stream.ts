@@ -134,7 +134,12 @@ export function subscribe(ctx: AppContext, query: RealtimeQuery, filter: { runId
       sub.audience = audienceOf(grant, scopes);
       sub.debug = scopes.has('runs:delete');
       // A single-run stream whose run is no longer the caller's to read ends like a lost grant.
-      if (filter.runId && sub.audience.only) void endUnlessReadable(ctx, stream, filter.runId, sub.audience);
+      if (filter.runId && sub.audience.only) {
+        endUnlessReadable(ctx, stream, filter.runId, sub.audience).catch((err) => {
+          log.error({ err, requestId, subscriber: stream.id }, 'realtime: re-checking a single-run stream failed; ending it');
+          stream.endWith('error', JSON.stringify({ code: 'access_changed' }));
+        });
+      }
     },
   });
   return {

@@ -2,7 +2,7 @@ import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { newSinkSecret, SINK_TTL } from '../../../shared/runs/sink.ts';
 import { configuredRateLimit } from '../../rate-limits.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
-import { launchable, launchFromRequest, launchVersionBody, launchVersionQuery } from '../agents/launch-run.ts';
+import { launchable, launchConnections, launchConnectionsBody, launchFromRequest, launchVersionBody, launchVersionQuery } from '../agents/launch-run.ts';
 import { SINK_PROTOCOL } from './_remote-protocol.ts';
 import { findVisibleRun } from './_visible.ts';
 
@@ -11,6 +11,7 @@ interface RemoteBody {
   version?: string;
   input?: Record<string, unknown>;
   sinkTtlSeconds?: number;
+  connections?: Record<string, string>;
 }
 
 const sinkSchema = {
@@ -57,6 +58,7 @@ export default defineRoute<RemoteBody, { version?: string }>({
       version: launchVersionBody,
       input: { type: 'object', default: {} },
       sinkTtlSeconds: { type: 'integer', minimum: SINK_TTL.min, maximum: SINK_TTL.max, default: SINK_TTL.default },
+      connections: launchConnectionsBody,
     },
   },
   responses: {
@@ -70,7 +72,9 @@ export default defineRoute<RemoteBody, { version?: string }>({
     const { agent, input } = await launchable(ctx, scope, name, body.version ?? query.version, body.input);
     const { secret, hash } = newSinkSecret();
     const expiresAt = new Date(Date.now() + (body.sinkTtlSeconds ?? SINK_TTL.default) * 1000);
-    const run = await launchFromRequest(ctx, agent, input, { sinkSecretHash: hash, sinkExpiresAt: expiresAt });
+    // Like every launch (SPEC 3.1): no usable connection, no run (the runner calls through the credential proxy).
+    const connections = await launchConnections(ctx, agent, body.connections);
+    const run = await launchFromRequest(ctx, agent, input, { sinkSecretHash: hash, sinkExpiresAt: expiresAt }, connections);
     ctx.status = 201;
     ctx.body = { ...runDto({ ...run, package_full_name: agent.fullName }), sink: sinkOf(ctx, run.id, secret, expiresAt) };
   },
