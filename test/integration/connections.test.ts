@@ -11,8 +11,8 @@ import { expect } from 'chai';
 import { openCredentials } from '../../shared/integrations/connections.ts';
 import { createLogger } from '../../shared/log.ts';
 import { zip } from '../fixtures/packages/build.ts';
-import { type Client, newKey, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
-import { uploadPackage } from '../support/packages.ts';
+import { Client, newKey, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
+import { importAgent, uploadPackage } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
 import { stack } from '../support/stack.ts';
 import { startTestWorker, TEST_SECRETS_KEY, workerEnv } from '../support/worker.ts';
@@ -254,6 +254,29 @@ describe('connections', function () {
     expect((await viewer.client.get('/api/connections')).status).to.equal(200);
     const key = await newKey(api, org.client, { name: 'read only', scopes: ['integrations:read'] });
     expectProblem(await key.client.post(`${fields('@acme/fields')}/main/connect/fields`, { credentials: { api_key: 'sk-key-0000000' } }), 403, 'forbidden');
+  });
+
+  it('stops a connect link working once its owner can no longer connect in the space', async () => {
+    const member = await newMember(api, org, 'builder', 'conn-leaver');
+    const made = await member.client.post(`${fields('@acme/fields')}/main/connect/session`, {});
+    expect(made.status, made.text).to.equal(201);
+    const start = new URL(made.body.connect_url);
+    const open = () => new Client(api.url).get(start.pathname + start.search);
+    expect((await open()).status).to.equal(200);
+    expect((await org.client.delete(`/api/orgs/${org.orgId}/members/${member.userId}`)).status).to.equal(204);
+    expectProblem(await open(), 410, 'connect_link_gone');
+  });
+
+  it('gives connect links in a refusal only to a caller who may connect', async () => {
+    await importAgent(org.client, { name: '@acme/needs-fields', dependencies: { integrations: { '@acme/fields': '^1.0.0' } } });
+    const member = await newMember(api, org, 'builder', 'conn-refused');
+    const launcher = await newKey(api, member.client, { name: 'run only', scopes: ['agents:read', 'agents:run', 'runs:read'] });
+    const refused = await launcher.client.post('/api/agents/@acme/needs-fields/run', { input: {} });
+    expectProblem(refused, 409, 'connection_missing');
+    expect(refused.body.errors[0]).to.include({ packageId: '@acme/fields', connect_url: null, expiresAt: null });
+    const withConnect = await member.client.post('/api/agents/@acme/needs-fields/run', { input: {} });
+    expectProblem(withConnect, 409, 'connection_missing');
+    expect(withConnect.body.errors[0].connect_url).to.match(/\/api\/integrations\/connect\/start\?token=/);
   });
 
   it('keeps the password out of Temporal history and out of every log line', async () => {
