@@ -30,6 +30,8 @@ import modelCreate from './models/create.ts';
 import modelDelete from './models/delete.ts';
 import modelList from './models/list.ts';
 import modelUpdate from './models/update.ts';
+import llmProxyChat from './llm-proxy/chat-completions.ts';
+import llmProxyMessages from './llm-proxy/messages.ts';
 import runCancel from './runs/cancel.ts';
 import runDelete from './runs/delete.ts';
 import runGet from './runs/get.ts';
@@ -111,6 +113,8 @@ export const resourceRoutes: RouteDef[] = [
   modelCreate,
   modelUpdate,
   modelDelete,
+  llmProxyChat,
+  llmProxyMessages,
   ...scheduleRoutes,
   ...webhookRoutes,
   ...endUserRoutes,

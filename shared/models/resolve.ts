@@ -32,23 +32,37 @@ export interface ModelRow {
   updated_at: Date;
 }
 
+function configOf(config: Config, row: ModelRow): ModelConfig {
+  return {
+    source: 'organization',
+    id: row.id,
+    provider: row.provider,
+    baseUrl: row.base_url,
+    model: row.model,
+    apiKey: row.api_key_enc ? decryptSecret(config.secretsKey, row.api_key_enc) : undefined,
+    inputCostPerMTok: row.input_cost_per_mtok ?? 0,
+    outputCostPerMTok: row.output_cost_per_mtok ?? 0,
+  };
+}
+
 export async function resolveModel(knex: Knex, config: Config, orgId: string): Promise<ModelConfig | undefined> {
   const row = await knex<ModelRow>('models').where({ org_id: orgId, is_default: true }).first();
-  if (row) {
-    return {
-      source: 'organization',
-      id: row.id,
-      provider: row.provider,
-      baseUrl: row.base_url,
-      model: row.model,
-      apiKey: row.api_key_enc ? decryptSecret(config.secretsKey, row.api_key_enc) : undefined,
-      inputCostPerMTok: row.input_cost_per_mtok ?? 0,
-      outputCostPerMTok: row.output_cost_per_mtok ?? 0,
-    };
-  }
+  if (row) return configOf(config, row);
   const d = config.defaultModel;
   if (!d) return undefined;
   return { source: 'instance', id: null, ...d, inputCostPerMTok: 0, outputCostPerMTok: 0 };
+}
+
+/**
+ * The LLM proxy's target (DESIGN.md section 7): the organization's model whose `name` is
+ * `name`, else the model a run would use (`resolveModel`).
+ */
+export async function resolveNamedModel(knex: Knex, config: Config, orgId: string, name: unknown): Promise<ModelConfig | undefined> {
+  if (typeof name === 'string' && name) {
+    const row = await knex<ModelRow>('models').where({ org_id: orgId, name }).first();
+    if (row) return configOf(config, row);
+  }
+  return resolveModel(knex, config, orgId);
 }
 
 export function modelDto(row: ModelRow) {

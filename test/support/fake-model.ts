@@ -31,6 +31,21 @@ export function toolCall(name: string, args: unknown, usage = { prompt_tokens: 1
   };
 }
 
+/** A streamed answer: each frame is written on its own, after `before(i)` settles. */
+export class SseAnswer {
+  readonly frames: string[];
+  readonly before?: (i: number) => Promise<void>;
+  constructor(frames: string[], before?: (i: number) => Promise<void>) {
+    this.frames = frames;
+    this.before = before;
+  }
+}
+
+/** `data: <json>` frames; OpenAI-style streams end with `data: [DONE]`. */
+export function sseFrames(events: unknown[], done = true): string[] {
+  return [...events.map((e) => `data: ${JSON.stringify(e)}\n\n`), ...(done ? ['data: [DONE]\n\n'] : [])];
+}
+
 export class FakeModel {
   readonly requests: RecordedRequest[] = [];
   /** Answers by run: the first user message (the run input as JSON) picks the script. */
@@ -66,6 +81,15 @@ export class FakeModel {
       this.requests.push(recorded);
       try {
         const answer = await this.next(recorded)(recorded);
+        if (answer instanceof SseAnswer) {
+          res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+          for (const [i, frame] of answer.frames.entries()) {
+            await answer.before?.(i);
+            res.write(frame);
+          }
+          res.end();
+          return;
+        }
         if (answer && typeof answer === 'object' && 'status' in answer && 'body' in answer) {
           const a = answer as { status: number; body: unknown };
           res.writeHead(a.status, { 'content-type': 'application/json' });

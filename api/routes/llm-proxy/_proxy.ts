@@ -1,0 +1,271 @@
+// The LLM proxy (DESIGN.md section 7, SPEC 4.7 and 8.5): a caller outside the service (a remote
+// runner, a script) calls the organization's model without holding its key. The body is
+// forwarded as sent, but for `model` (the configured model's own name); the key is injected
+// here and the caller's credentials never leave. Streamed answers are passed through chunk by
+// chunk; usage is read from the answer (or the stream's usage frames) and recorded.
+import { Transform, type TransformCallback, pipeline } from 'node:stream';
+import getRawBody from 'raw-body';
+import { type Dispatcher, request } from 'undici';
+import { checkDestination, EgressError, egressDispatcher } from '../../../shared/egress.ts';
+import { problem } from '../../../shared/errors.ts';
+import { type ModelConfig, type ModelProvider, resolveNamedModel } from '../../../shared/models/resolve.ts';
+import { notifyRunEvent } from '../../../shared/runs/events.ts';
+import { isTerminal, type RunRow } from '../../../shared/runs/model.ts';
+import { grantOf } from '../../access-watch.ts';
+import { configuredRateLimit } from '../../rate-limits.ts';
+import type { AppContext, RateLimitRule } from '../../route.ts';
+import { audienceOf, canReadRun } from '../runs/_visible.ts';
+
+const TIMEOUT_MS = 120_000;
+
+export interface ProxyUsage {
+  inputTokens: number;
+  outputTokens: number;
+  /** The provider's own cost when it reports one (OpenRouter's `usage.cost`). */
+  costUsd: number | null;
+}
+
+/** SPEC 8.5: `LLM_PROXY_LIMITS.rate_per_min` per identity; one rule per route (separate counters). */
+export function llmProxyRateLimit(): RateLimitRule {
+  return configuredRateLimit({ points: 60, duration: 60, by: 'identity' }, (c) => c.llmProxyLimits.rate_per_min);
+}
+
+export const proxyHeaders = {
+  runId: 'X-Run-Id',
+};
+
+export const proxyResponses = {
+  200: { description: "The provider's answer as it sent it: JSON, or with `stream: true` its Server-Sent Events passed through as they arrive" },
+};
+
+/** The body, capped by `LLM_PROXY_LIMITS.max_request_bytes` (and `API_BODY_LIMIT_BYTES`). */
+async function readBody(ctx: AppContext): Promise<Record<string, unknown>> {
+  const { config } = ctx.services;
+  const limit = Math.min(config.llmProxyLimits.max_request_bytes, config.apiBodyLimitBytes);
+  const tooLarge = () => problem('payload_too_large', `The body exceeds LLM_PROXY_LIMITS.max_request_bytes (${limit} bytes)`);
+  if (Number(ctx.get('Content-Length') || 0) > limit) throw tooLarge();
+  if (!ctx.is('application/json', '+json')) {
+    throw problem('unsupported_media_type', `Send the body as application/json, not ${ctx.get('Content-Type') || 'no content type'}`);
+  }
+  let raw: Buffer;
+  try {
+    raw = await getRawBody(ctx.req, { limit });
+  } catch (err) {
+    if ((err as { type?: string }).type === 'entity.too.large') throw tooLarge();
+    throw err;
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(raw.toString('utf8'));
+  } catch (err) {
+    throw problem('invalid_json', `The body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body)) {
+    throw problem('validation_failed', { detail: 'The body must be a JSON object', errors: [{ field: '', code: 'invalid_type', message: 'must be object' }] });
+  }
+  return body as Record<string, unknown>;
+}
+
+/** `X-Run-Id`: a remote run the caller itself launched (not merely one it may read), still live. */
+async function usageRun(ctx: AppContext): Promise<RunRow | undefined> {
+  const id = ctx.get(proxyHeaders.runId);
+  if (!id) return undefined;
+  const run = await ctx.services.knex<RunRow>('runs').where({ id }).first();
+  // Ownership, not visibility: `runs:read-all` does not let a caller charge another's run.
+  if (run?.executor !== 'remote' || !canReadRun(audienceOf(grantOf(ctx), new Set()), run)) {
+    throw problem('not_found', { detail: `No remote run ${id} of yours`, param: proxyHeaders.runId });
+  }
+  if (isTerminal(run.status)) throw problem('run_finished', { detail: `Run ${id} already ended (${run.status})`, param: proxyHeaders.runId });
+  return run;
+}
+
+function costOf(model: ModelConfig, u: ProxyUsage): number {
+  if (u.costUsd !== null) return u.costUsd;
+  return (u.inputTokens * model.inputCostPerMTok + u.outputTokens * model.outputCostPerMTok) / 1_000_000;
+}
+
+async function recordUsage(ctx: AppContext, model: ModelConfig, run: RunRow | undefined, usage: ProxyUsage): Promise<void> {
+  const { knex, log } = ctx.services;
+  const costUsd = costOf(model, usage);
+  const { org, space } = ctx.state.tenancy!;
+  log.info(
+    { requestId: ctx.state.requestId, orgId: org!.id, spaceId: space!.id, modelId: model.id, runId: run?.id, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd },
+    'llm proxy usage',
+  );
+  if (!run) return;
+  // Added to the run's totals in one statement, so concurrent calls do not lose each other.
+  await knex.raw(
+    `update runs set usage = jsonb_build_object(
+       'inputTokens', coalesce((usage->>'inputTokens')::numeric, 0) + ?::numeric,
+       'outputTokens', coalesce((usage->>'outputTokens')::numeric, 0) + ?::numeric,
+       'costUsd', coalesce((usage->>'costUsd')::numeric, 0) + ?::numeric)
+     where id = ?`,
+    [usage.inputTokens, usage.outputTokens, costUsd, run.id],
+  );
+  await notifyRunEvent(knex, { kind: 'usage', runId: run.id, orgId: run.org_id, spaceId: run.space_id });
+}
+
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
+
+/** Usage of a whole answer (JSON) or of one stream frame's data; undefined when it has none. */
+export function usageOf(provider: ModelProvider, data: any): Partial<ProxyUsage> | undefined {
+  if (!data || typeof data !== 'object') return undefined;
+  if (provider === 'openai-compatible') {
+    const u = data.usage;
+    if (!u || typeof u !== 'object') return undefined;
+    return { inputTokens: num(u.prompt_tokens), outputTokens: num(u.completion_tokens), costUsd: typeof u.cost === 'number' ? u.cost : null };
+  }
+  // Anthropic: `message_start` carries the input tokens, `message_delta` the output so far.
+  const u = data.type === 'message_start' ? data.message?.usage : data.usage;
+  if (!u || typeof u !== 'object') return undefined;
+  const out: Partial<ProxyUsage> = {};
+  if ('input_tokens' in u) out.inputTokens = num(u.input_tokens) + num(u.cache_creation_input_tokens) + num(u.cache_read_input_tokens);
+  if ('output_tokens' in u) out.outputTokens = num(u.output_tokens);
+  return out;
+}
+
+/**
+ * Passes SSE bytes through untouched while reading the `data:` lines for usage. Frames are
+ * never held back: each chunk is pushed as soon as it arrives.
+ */
+class UsageTap extends Transform {
+  private rest = '';
+  private readonly decoder = new TextDecoder();
+  private readonly provider: ModelProvider;
+  usage: Partial<ProxyUsage> | undefined;
+
+  constructor(provider: ModelProvider) {
+    super();
+    this.provider = provider;
+  }
+
+  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.push(chunk);
+    this.scan(this.decoder.decode(chunk, { stream: true }));
+    cb();
+  }
+
+  override _flush(cb: TransformCallback): void {
+    this.scan(`${this.decoder.decode()}\n`);
+    cb();
+  }
+
+  private scan(text: string): void {
+    const lines = (this.rest + text).split('\n');
+    this.rest = lines.pop() ?? '';
+    if (this.rest.length > 1_000_000) this.rest = ''; // not SSE: stop looking
+    for (const line of lines) {
+      if (!line.startsWith('data:')) continue;
+      const payload = line.slice(5).trim();
+      if (!payload || payload === '[DONE]') continue;
+      try {
+        const u = usageOf(this.provider, JSON.parse(payload));
+        if (u) this.usage = { ...this.usage, ...u };
+      } catch {
+        // not JSON: passed through, not read
+      }
+    }
+  }
+}
+
+function complete(u: Partial<ProxyUsage>): ProxyUsage {
+  return { inputTokens: u.inputTokens ?? 0, outputTokens: u.outputTokens ?? 0, costUsd: u.costUsd ?? null };
+}
+
+interface Upstream {
+  path: string;
+  headers(model: ModelConfig, ctx: AppContext): Record<string, string>;
+}
+
+const UPSTREAM: Record<ModelProvider, Upstream> = {
+  'openai-compatible': {
+    path: '/chat/completions',
+    headers: (model): Record<string, string> => (model.apiKey ? { authorization: `Bearer ${model.apiKey}` } : {}),
+  },
+  anthropic: {
+    path: '/v1/messages',
+    headers: (model, ctx) => ({
+      'x-api-key': model.apiKey ?? '',
+      'anthropic-version': ctx.get('anthropic-version') || '2023-06-01',
+      ...(ctx.get('anthropic-beta') ? { 'anthropic-beta': ctx.get('anthropic-beta') } : {}),
+    }),
+  },
+};
+
+/** One proxied call: `provider` is the protocol the route speaks. */
+export async function proxyModelCall(ctx: AppContext, provider: ModelProvider): Promise<void> {
+  const { knex, config, log } = ctx.services;
+  const body = await readBody(ctx);
+  const run = await usageRun(ctx);
+  const orgId = ctx.state.tenancy!.org!.id;
+  const model = await resolveNamedModel(knex, config, orgId, body.model);
+  if (!model) throw problem('no_model_configured', 'No model is configured: add one with POST /api/models (isDefault: true) or set MODEL_BASE_URL and MODEL_NAME');
+  if (model.provider !== provider) {
+    throw problem('model_provider_mismatch', `The model${model.id ? ` ${model.id}` : ''} is ${model.provider}; this route speaks ${provider}`);
+  }
+  // As for runs: the instance default model is the operator's own, its host may be internal.
+  const allow = [...config.egressAllowInternalHosts, ...(model.source === 'instance' ? [new URL(model.baseUrl).hostname.toLowerCase()] : [])];
+  const url = `${model.baseUrl.replace(/\/+$/, '')}${UPSTREAM[provider].path}`;
+  let dispatcher: Dispatcher;
+  try {
+    await checkDestination(url, { allowInternalHosts: allow });
+    dispatcher = egressDispatcher(allow, 10_000, config.extraCaCertsPath);
+  } catch (err) {
+    if (err instanceof EgressError) throw problem('model_unreachable', `The model's base URL is refused: ${err.message}`);
+    throw err;
+  }
+  const abort = new AbortController();
+  ctx.res.once('close', () => abort.abort());
+  let res: Dispatcher.ResponseData<unknown>;
+  try {
+    res = await request(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: ctx.get('Accept') || 'application/json', ...UPSTREAM[provider].headers(model, ctx) },
+      body: JSON.stringify({ ...body, model: model.model }),
+      dispatcher,
+      signal: abort.signal,
+      headersTimeout: TIMEOUT_MS,
+      bodyTimeout: TIMEOUT_MS,
+      maxRedirections: 0,
+    } as Parameters<typeof request>[1]);
+  } catch (err) {
+    await dispatcher.close().catch(() => {});
+    throw problem('model_unreachable', `The model did not answer: ${(err as Error).message}`);
+  }
+  const contentType = String(res.headers['content-type'] ?? 'application/json');
+  ctx.status = res.statusCode;
+  ctx.type = contentType;
+  const ok = res.statusCode >= 200 && res.statusCode < 300;
+
+  if (contentType.startsWith('text/event-stream')) {
+    ctx.set('Cache-Control', 'no-cache');
+    ctx.set('X-Accel-Buffering', 'no');
+    ctx.req.socket.setNoDelay(true);
+    const tap = new UsageTap(provider);
+    pipeline(res.body, tap, (err) => {
+      dispatcher.close().catch(() => {});
+      if (err || !ok || !tap.usage) return;
+      recordUsage(ctx, model, run, complete(tap.usage)).catch((e) => log.error({ err: e, requestId: ctx.state.requestId }, 'llm proxy usage not recorded'));
+    });
+    ctx.body = tap;
+    return;
+  }
+
+  let text: string;
+  try {
+    text = await res.body.text();
+  } catch (err) {
+    throw problem('model_unreachable', `The model's answer broke off: ${(err as Error).message}`);
+  } finally {
+    await dispatcher.close().catch(() => {});
+  }
+  ctx.body = text;
+  if (!ok) return;
+  let usage: Partial<ProxyUsage> | undefined;
+  try {
+    usage = usageOf(provider, JSON.parse(text));
+  } catch {
+    usage = undefined;
+  }
+  if (usage) await recordUsage(ctx, model, run, complete(usage));
+}
