@@ -8,6 +8,7 @@ import type { RunRow } from '../shared/runs/model.ts';
 import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
 import { RUNTIME_ENTRY, type SandboxExit, type SandboxMode, spawnSandbox } from './sandbox/spawn.ts';
+import { apiIntegrations } from './sidecar/api-call.ts';
 import { Sidecar } from './sidecar/server.ts';
 
 export interface ExecuteResult {
@@ -54,7 +55,13 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       // The instance default model is the operator's own: its host may be internal.
       const allow = [...config.egressAllowInternalHosts, ...(model.source === 'instance' ? [new URL(model.baseUrl).hostname] : [])];
       const dispatcher = egressDispatcher(allow, 10_000, config.extraCaCertsPath);
-      const sidecar = new Sidecar({ run, agent, model, pins, actorKey: actorKey(run) }, { knex, log, dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes });
+      // Integrations the model may call through `api_call`; their connections are loaded and
+      // decrypted in the sidecar, per call, and never reach the sandbox.
+      const apis = await apiIntegrations(knex, run, agent);
+      const sidecar = new Sidecar(
+        { run, agent, model, pins, actorKey: actorKey(run), apiIntegrations: apis },
+        { knex, log, dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, delivery: config },
+      );
       await sidecar.listen();
       const limits = config.platformRunLimits;
       const sandbox = spawnSandbox({

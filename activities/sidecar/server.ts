@@ -14,6 +14,7 @@ import { notifyRunEvent } from '../../shared/runs/events.ts';
 import { appendRunLog, type LogLevel } from '../../shared/runs/logs.ts';
 import type { RunRow, RunUsage } from '../../shared/runs/model.ts';
 import { SANDBOX_UID } from '../sandbox/spawn.ts';
+import { type ApiCallContext, type ApiIntegration, apiCall, apiCallTool } from './api-call.ts';
 import { type ChatMessage, complete, ModelCallError, type ToolDef } from './providers.ts';
 
 export interface SidecarState {
@@ -29,6 +30,8 @@ export interface SidecarDeps {
   log: Logger;
   dispatcher: Dispatcher;
   maxRequestBytes: number;
+  /** What `api_call` needs of the worker's config (the secrets key stays in the worker). */
+  delivery?: ApiCallContext['config'];
 }
 
 export interface SidecarRun {
@@ -37,6 +40,8 @@ export interface SidecarRun {
   model: ModelConfig;
   pins: string[];
   actorKey: string;
+  /** Integrations that offer `api_call` to this run (see api-call.ts); none when absent. */
+  apiIntegrations?: ApiIntegration[];
 }
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'];
@@ -52,7 +57,7 @@ export function systemPrompt(agent: ResolvedAgent, pins: string[]): string {
   return parts.join('\n\n');
 }
 
-export function toolDefs(agent: ResolvedAgent): ToolDef[] {
+export function toolDefs(agent: ResolvedAgent, apiIntegrations: ApiIntegration[] = []): ToolDef[] {
   const tools: ToolDef[] = [
     {
       name: 'output',
@@ -86,6 +91,8 @@ export function toolDefs(agent: ResolvedAgent): ToolDef[] {
       parameters: { type: 'object', required: ['content'], properties: { content: { type: 'string' } } },
     });
   }
+  const api = apiCallTool(apiIntegrations);
+  if (api) tools.push(api);
   return tools;
 }
 
@@ -128,7 +135,7 @@ export class Sidecar {
   constructor(spec: SidecarRun, deps: SidecarDeps) {
     this.spec = spec;
     this.deps = deps;
-    this.tools = toolDefs(spec.agent);
+    this.tools = toolDefs(spec.agent, deps.delivery ? spec.apiIntegrations : []);
     this.socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-'));
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err) => {
@@ -211,6 +218,18 @@ export class Sidecar {
         this.state.output = { value: args };
         await this.log('info', 'output', 'The agent produced its output');
         return { content: 'Output recorded. The run is complete.', done: true };
+      case 'api_call':
+        return apiCall(
+          {
+            knex: this.deps.knex,
+            config: this.deps.delivery!,
+            run,
+            integrations: this.spec.apiIntegrations ?? [],
+            log: (level, type, message) => this.log(level, type, message),
+            signal: this.abort.signal,
+          },
+          a,
+        );
       case 'log':
         await this.log(LOG_LEVELS.includes(String(a.level)) ? (a.level as LogLevel) : 'info', 'agent', String(a.message ?? ''));
         return { content: 'Logged.' };

@@ -37,6 +37,8 @@ export interface RunRow {
   sink_secret_hash: string | null;
   sink_expires_at: Date | null;
   usage: RunUsage;
+  /** The connection chosen at launch per integration dependency: {<integration id>: <conn id>} (migration 010). */
+  connections: Record<string, string>;
   log_seq: number;
   created_at: Date;
   started_at: Date | null;
