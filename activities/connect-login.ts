@@ -10,6 +10,31 @@ import { newId } from '../shared/ids.ts';
 import type { PackageRow } from '../shared/packages/types.ts';
 import { decryptSecret } from '../shared/secrets.ts';
 import type { ActivityDeps } from './deps.ts';
+import type { Knex } from 'knex';
+import type { IntegrationAuth } from '../shared/integrations/auths.ts';
+import { type CodeExchangeFields, findOAuthClient, type OAuthCredential, TokenRefused, TokenUnavailable, requestedScopes, tokenRequest } from '../shared/integrations/oauth2.ts';
+
+/** The OAuth 2 path: the code (and PKCE verifier) for tokens; the granted scopes, else the requested ones. */
+async function exchangeCode(
+  config: ActivityDeps['config'],
+  knex: Knex,
+  integrationId: string,
+  orgId: string,
+  auth: IntegrationAuth,
+  fields: CodeExchangeFields,
+): Promise<{ ok: true; credential: OAuthCredential; scopes?: string[] } | { ok: false; detail: string }> {
+  const client = auth.oauth2 && (await findOAuthClient(knex, config.secretsKey, orgId, integrationId, auth.key));
+  if (!auth.oauth2 || !client) return { ok: false, detail: 'The OAuth client of this auth is not configured' };
+  const grant: Record<string, string> = { grant_type: 'authorization_code', code: fields.oauth2_code, redirect_uri: fields.redirect_uri };
+  if (fields.code_verifier) grant.code_verifier = fields.code_verifier;
+  try {
+    const { credential, scopes } = await tokenRequest(config, auth, client, grant);
+    return { ok: true, credential, scopes };
+  } catch (err) {
+    if (err instanceof TokenRefused || err instanceof TokenUnavailable) return { ok: false, detail: err.message };
+    throw err;
+  }
+}
 
 export function createConnectLoginActivity(deps: Pick<ActivityDeps, 'knex' | 'config'>) {
   const { knex, config } = deps;
@@ -26,7 +51,16 @@ export function createConnectLoginActivity(deps: Pick<ActivityDeps, 'knex' | 'co
       if (!integration || !auth) return { ok: false, detail: 'The integration or its auth no longer exists' };
 
       let credential: Record<string, unknown> = fields;
-      if (auth.connect === 'login') {
+      let scopes = input.scopes;
+      let expiresAt: Date | null = null;
+      if (auth.connect === 'oauth2') {
+        // The authorization code from the callback: exchanged once at the token endpoint.
+        const exchanged = await exchangeCode(config, knex, integration.id, input.orgId, auth, fields as unknown as CodeExchangeFields);
+        if (!exchanged.ok) return exchanged;
+        credential = exchanged.credential as unknown as Record<string, unknown>;
+        scopes = exchanged.scopes ?? requestedScopes(auth.oauth2!, input.scopes);
+        expiresAt = exchanged.credential.expires_at ? new Date(exchanged.credential.expires_at) : null;
+      } else if (auth.connect === 'login') {
         try {
           credential = await performLogin(config, auth, fields);
         } catch (err) {
@@ -40,7 +74,13 @@ export function createConnectLoginActivity(deps: Pick<ActivityDeps, 'knex' | 'co
       if (input.connectionId) {
         const updated = await knex('connections')
           .where({ id: input.connectionId, org_id: input.orgId, space_id: input.spaceId, owner_type: input.owner.type, owner_id: input.owner.id })
-          .update({ credentials_sealed: sealed, needs_reconnection: false, scopes: input.scopes.length ? input.scopes : knex.raw('scopes'), updated_at: knex.fn.now() });
+          .update({
+            credentials_sealed: sealed,
+            needs_reconnection: false,
+            scopes: scopes.length ? scopes : knex.raw('scopes'),
+            ...(auth.connect === 'oauth2' ? { expires_at: expiresAt } : {}),
+            updated_at: knex.fn.now(),
+          });
         if (!updated) return { ok: false, detail: 'The connection to refresh no longer exists' };
         return { ok: true, connectionId: input.connectionId, created: false };
       }
@@ -56,8 +96,9 @@ export function createConnectLoginActivity(deps: Pick<ActivityDeps, 'knex' | 'co
         // The login carries no identity today: the generic account and label (SPEC 2.7).
         account_id: 'default',
         label: `${integration.displayName} account`,
-        scopes: input.scopes,
+        scopes,
         credentials_sealed: sealed,
+        ...(auth.connect === 'oauth2' ? { expires_at: expiresAt } : {}),
       });
       return { ok: true, connectionId: id, created: true };
     },

@@ -6,6 +6,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { Knex } from 'knex';
 import { createConnectLoginActivity } from '../activities/connect-login.ts';
+import { createOAuth2Activities } from '../activities/oauth2.ts';
 import { createExecuteAgentActivity } from '../activities/execute-agent.ts';
 import { createPublishRunEventActivity } from '../activities/publish-run-event.ts';
 import { createPurgeInlinePackageActivity } from '../activities/purge-inline-package.ts';
@@ -59,7 +60,7 @@ export async function createServiceWorkers(opts: {
     await Worker.create({
       ...common,
       taskQueue: PLATFORM_TASK_QUEUE,
-      activities: { ...createWebhookDeliveryActivity(deps), ...createPurgeInlinePackageActivity(deps), ...createConnectLoginActivity(deps) },
+      activities: { ...createWebhookDeliveryActivity(deps), ...createPurgeInlinePackageActivity(deps), ...createConnectLoginActivity(deps), ...createOAuth2Activities(deps) },
     }),
   ];
   return {

@@ -60,6 +60,8 @@ import spaceMemberRemove from './spaces/members-remove.ts';
 import { connectionRoutes } from './connections/index.ts';
 import connectWithFields from './integrations/connect-fields.ts';
 import createConnectSession from './integrations/connect-session.ts';
+import connectCallback from './integrations/connect-callback.ts';
+import putOAuthClient from './integrations/oauth-client.ts';
 import startConnect from './integrations/connect-start.ts';
 import submitConnect from './integrations/connect-submit.ts';
 import integrationGet from './integrations/get.ts';
@@ -123,6 +125,8 @@ export const resourceRoutes: RouteDef[] = [
   createConnectSession,
   startConnect,
   submitConnect,
+  connectCallback,
+  putOAuthClient,
   ...connectionRoutes,
   ...realtimeRoutes,
   integrationGet, // last: `/api/integrations/:scope/:name` must not shadow fixed paths such as `/api/integrations/connect/start`

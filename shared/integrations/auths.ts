@@ -12,6 +12,17 @@ export interface LoginSpec {
   outputs?: Record<string, { from: 'cookie'; name: string }>;
 }
 
+/** `auths.<key>.oauth2` of an auth with `type: 'oauth2'` (DESIGN.md 7). */
+export interface OAuth2Settings {
+  authorizationUrl: string;
+  tokenUrl: string;
+  scopes: string[];
+  /** Joins scopes in the authorization request; default ' '. */
+  scopeSeparator: string;
+  /** PKCE S256; on unless the manifest says `pkce: false`. */
+  pkce: boolean;
+}
+
 export interface IntegrationAuth {
   key: string;
   type: string;
@@ -20,6 +31,7 @@ export interface IntegrationAuth {
   fields: string[];
   connect: 'login' | 'oauth2' | 'fields';
   login?: LoginSpec;
+  oauth2?: OAuth2Settings;
   authorizedUris: string[];
   /** How the credential travels (`in: header` only): `name: prefix + value`, `value` a `{$credential.<field>}` template. */
   delivery?: { in: 'header'; name: string; prefix?: string; value?: string };
@@ -44,6 +56,16 @@ export function authsOf(manifest: Record<string, any>): IntegrationAuth[] {
       fields: Object.keys(credentialsSchema.properties ?? {}),
       connect: a.type === 'oauth2' ? 'oauth2' : a.connect?.login ? 'login' : 'fields',
       login: a.connect?.login,
+      oauth2:
+        a.type === 'oauth2' && a.oauth2
+          ? {
+              authorizationUrl: String(a.oauth2.authorization_url),
+              tokenUrl: String(a.oauth2.token_url),
+              scopes: Array.isArray(a.oauth2.scopes) ? a.oauth2.scopes.map(String) : [],
+              scopeSeparator: typeof a.oauth2.scope_separator === 'string' ? a.oauth2.scope_separator : ' ',
+              pkce: a.oauth2.pkce !== false,
+            }
+          : undefined,
       authorizedUris: a.authorized_uris ?? [],
       delivery: a.delivery?.http,
     };

@@ -104,6 +104,18 @@ const auth = {
     type: { type: 'string', minLength: 1 },
     credentials: { type: 'object', properties: { schema: { type: 'object' } } },
     connect: { type: 'object', properties: { login } },
+    // `type: 'oauth2'` (DESIGN.md 7): the provider's endpoints; the client is stored per organization.
+    oauth2: {
+      type: 'object',
+      required: ['authorization_url', 'token_url'],
+      properties: {
+        authorization_url: { type: 'string', format: 'uri' },
+        token_url: { type: 'string', format: 'uri' },
+        scopes: { type: 'array', items: { type: 'string', minLength: 1 } },
+        scope_separator: { type: 'string', minLength: 1, maxLength: 4 },
+        pkce: { type: 'boolean' },
+      },
+    },
     authorized_uris: { type: 'array', items: { type: 'string', minLength: 1 } },
     delivery: {
       type: 'object',

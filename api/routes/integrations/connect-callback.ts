@@ -1,0 +1,133 @@
+// The OAuth 2 callback (DESIGN.md 7): the provider sends the person back here with `code` and
+// `state`. The state finds the hosted link (only its hash is stored); the code, the redirect URI
+// and the PKCE verifier go sealed into a `connect_attempts` row, and the connectLogin workflow
+// (carrying only the row's id) exchanges the code and stores the connection. A connection with a
+// refresh token gets its refreshConnection workflow.
+import { sha256Hex } from '../../../shared/crypto.ts';
+import type { ConnectionRow } from '../../../shared/integrations/connections.ts';
+import { CONNECT_TIMEOUT_MS, type ConnectLoginInput, type ConnectLoginResult } from '../../../shared/integrations/connect.ts';
+import type { ConnectSessionRow } from '../../../shared/integrations/connect-sessions.ts';
+import { type CodeExchangeFields, redirectUri, refreshWorkflowId } from '../../../shared/integrations/oauth2.ts';
+import { PLATFORM_TASK_QUEUE } from '../../../shared/events/publish.ts';
+import { newId } from '../../../shared/ids.ts';
+import { decryptSecret, encryptSecret } from '../../../shared/secrets.ts';
+import { defineRoute } from '../../route.ts';
+import { sendLinkGone, sendMessage, sendPage, escapeHtml, sendSuccess, sessionTarget } from './_form.ts';
+
+const html = (description: string) => ({ description, contentType: 'text/html', schema: { type: 'string' } });
+
+type SessionWithOAuth = ConnectSessionRow & { oauth_state_hash: string | null; oauth_verifier_sealed: string | null };
+
+export default defineRoute<unknown, { code?: string; state?: string; error?: string; error_description?: string }>({
+  method: 'get',
+  path: '/api/integrations/connect/callback',
+  operationId: 'connectCallback',
+  summary: 'OAuth 2 callback of the hosted connect link',
+  description:
+    "The provider's redirect back after the person decided (`code` and `state`, or `error`). The state names the hosted link it came from; the code is exchanged at the auth's `token_url` by the `connectLogin` workflow (the code and PKCE verifier never enter its history) and the connection stored with `{access_token, refresh_token, expires_at, token_type}` sealed and the granted scopes. " +
+    'Success is a 200 page and uses the link up; a refusal (`error`, or a failed exchange) is a page naming it and leaves the link usable until its ten minutes end; an unknown state is 410.',
+  tag: 'Connections',
+  auth: 'none',
+  rateLimit: { points: 30, duration: 60, by: 'ip' },
+  query: {
+    type: 'object',
+    properties: {
+      code: { type: 'string', maxLength: 4096 },
+      state: { type: 'string', maxLength: 512 },
+      error: { type: 'string', maxLength: 200 },
+      error_description: { type: 'string', maxLength: 1000 },
+      iss: { type: 'string', maxLength: 1000 },
+      scope: { type: 'string', maxLength: 4096 },
+      session_state: { type: 'string', maxLength: 1000 },
+    },
+  },
+  responses: {
+    200: html('Connected: the success page'),
+    403: html('The person or the provider refused access'),
+    404: html("The link's integration or auth is no longer available"),
+    410: html('Unknown state, or the link expired or was used'),
+    502: html('The code exchange failed'),
+  },
+  async handler(ctx, { query }) {
+    const { knex, config, workflows, log } = ctx.services;
+    const state = query.state ?? '';
+    const row = state
+      ? ((await knex('connect_sessions').where({ oauth_state_hash: sha256Hex(state) }).first()) as SessionWithOAuth | undefined)
+      : undefined;
+    if (!row || row.used_at || row.expires_at.getTime() <= Date.now()) return sendLinkGone(ctx);
+    const target = await sessionTarget(knex, row);
+    if (target?.auth.connect !== 'oauth2') return sendMessage(ctx, 404, 'This integration is no longer available', ['Ask the application that sent you here for a new link.']);
+    const { integration, auth } = target;
+    if (query.error || !query.code) {
+      const reason = query.error ? `${integration.displayName} answered: ${query.error}${query.error_description ? ` (${query.error_description})` : ''}.` : 'No authorization code came back.';
+      return sendMessage(ctx, 403, 'Access was not granted', [reason, 'Open the link you were given again to retry.'], `Connect ${integration.displayName}`);
+    }
+
+    // Claimed for the attempt; given back if it fails (one connection per link).
+    const claimedAt = new Date();
+    const claimed = await knex('connect_sessions')
+      .where({ token_hash: row.token_hash })
+      .whereNull('used_at')
+      .where('expires_at', '>', claimedAt)
+      .update({ used_at: claimedAt, oauth_state_hash: null, oauth_verifier_sealed: null });
+    if (!claimed) return sendLinkGone(ctx);
+
+    const fields: CodeExchangeFields = {
+      oauth2_code: query.code,
+      redirect_uri: redirectUri(config.publicUrl),
+      ...(row.oauth_verifier_sealed ? { code_verifier: decryptSecret(config.secretsKey, row.oauth_verifier_sealed) } : {}),
+    };
+    const attemptId = newId('cat');
+    await knex('connect_attempts').insert({
+      id: attemptId,
+      org_id: row.org_id,
+      fields_sealed: encryptSecret(config.secretsKey, JSON.stringify(fields)),
+      expires_at: new Date(Date.now() + CONNECT_TIMEOUT_MS),
+    });
+    const input: ConnectLoginInput = {
+      attemptId,
+      orgId: row.org_id,
+      spaceId: row.space_id,
+      owner: { type: row.owner_type, id: row.owner_id },
+      integrationPackageRowId: integration.pkg.id,
+      authKey: auth.key,
+      connectionId: row.connection_id ?? undefined,
+      scopes: row.scopes,
+    };
+    let result: ConnectLoginResult;
+    try {
+      result = await workflows.workflow.execute('connectLogin', {
+        taskQueue: PLATFORM_TASK_QUEUE,
+        workflowId: `connect:${attemptId}`,
+        args: [input],
+        workflowExecutionTimeout: CONNECT_TIMEOUT_MS,
+      });
+    } catch (err) {
+      log.error({ err, requestId: ctx.state.requestId }, 'oauth2 connect failed');
+      result = { ok: false, detail: 'The connection could not be completed. Try again in a moment.' };
+    } finally {
+      await knex('connect_attempts').where({ id: attemptId }).delete();
+    }
+    if (!result.ok) {
+      await knex('connect_sessions').where({ token_hash: row.token_hash, used_at: claimedAt }).update({ used_at: null });
+      return sendPage(
+        ctx,
+        502,
+        `Connect ${integration.displayName}`,
+        `<h1>${escapeHtml(integration.displayName)}</h1>\n<p class="alert" role="alert">${escapeHtml(`The connection could not be completed. ${result.detail}`)}</p>\n<p>Open the link you were given again to retry.</p>`,
+      );
+    }
+    const connection = (await knex('connections').where({ id: result.connectionId, org_id: row.org_id }).first()) as ConnectionRow;
+    try {
+      await workflows.workflow.start('refreshConnection', {
+        taskQueue: PLATFORM_TASK_QUEUE,
+        workflowId: refreshWorkflowId(connection.id),
+        args: [{ connectionId: connection.id, orgId: row.org_id }],
+        workflowIdConflictPolicy: 'TERMINATE_EXISTING',
+      });
+    } catch (err) {
+      log.error({ err, connectionId: connection.id }, 'refreshConnection did not start');
+    }
+    sendSuccess(ctx, integration, connection.label);
+  },
+});
