@@ -9,6 +9,7 @@ import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
 import { RUNTIME_ENTRY, type SandboxExit, type SandboxMode, spawnSandbox } from './sandbox/spawn.ts';
 import { apiIntegrations } from './sidecar/api-call.ts';
+import { McpTools } from './sidecar/mcp-tools.ts';
 import { Sidecar } from './sidecar/server.ts';
 
 export interface ExecuteResult {
@@ -58,9 +59,11 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       // Integrations the model may call through `api_call`; their connections are loaded and
       // decrypted in the sidecar, per call, and never reach the sandbox.
       const apis = await apiIntegrations(knex, run, agent);
+      // MCP server dependencies: connected here, credentials injected in the worker (mcp-tools.ts).
+      const mcp = await McpTools.open(run, agent.mcpServers, { knex, log, config });
       const sidecar = new Sidecar(
         { run, agent, model, pins, actorKey: actorKey(run), apiIntegrations: apis },
-        { knex, log, dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, delivery: config },
+        { knex, log, dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, mcp, delivery: config },
       );
       await sidecar.listen();
       const limits = config.platformRunLimits;
@@ -83,6 +86,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
         clearInterval(beat);
         ctx.cancellationSignal.removeEventListener('abort', onCancel);
         await sidecar.close();
+        await mcp.close();
         await dispatcher.close();
       }
       if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The sandbox was stopped');

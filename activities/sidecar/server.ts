@@ -15,6 +15,7 @@ import { appendRunLog, type LogLevel } from '../../shared/runs/logs.ts';
 import type { RunRow, RunUsage } from '../../shared/runs/model.ts';
 import { SANDBOX_UID } from '../sandbox/spawn.ts';
 import { type ApiCallContext, type ApiIntegration, apiCall, apiCallTool } from './api-call.ts';
+import type { McpTools } from './mcp-tools.ts';
 import { type ChatMessage, complete, ModelCallError, type ToolDef } from './providers.ts';
 
 export interface SidecarState {
@@ -30,6 +31,8 @@ export interface SidecarDeps {
   log: Logger;
   dispatcher: Dispatcher;
   maxRequestBytes: number;
+  /** The run's MCP server tools (mcp-tools.ts), offered after the runtime tools. */
+  mcp?: McpTools;
   /** What `api_call` needs of the worker's config (the secrets key stays in the worker). */
   delivery?: ApiCallContext['config'];
 }
@@ -136,6 +139,7 @@ export class Sidecar {
     this.spec = spec;
     this.deps = deps;
     this.tools = toolDefs(spec.agent, deps.delivery ? spec.apiIntegrations : []);
+    if (deps.mcp) this.tools.push(...deps.mcp.defs);
     this.socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-'));
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err) => {
@@ -212,6 +216,7 @@ export class Sidecar {
   private async tool(name: string, args: unknown): Promise<{ content: string; done?: boolean }> {
     const { run, agent, actorKey } = this.spec;
     if (!this.tools.some((t) => t.name === name)) return { content: `Unknown tool "${name}". Available: ${this.tools.map((t) => t.name).join(', ')}` };
+    if (this.deps.mcp?.has(name)) return this.deps.mcp.call(name, args);
     const a = (args ?? {}) as Record<string, unknown>;
     switch (name) {
       case 'output':

@@ -153,7 +153,23 @@ const extras: Record<PackageType, Record<string, unknown>> = {
     default_tools: strings,
     auths: { type: 'object', additionalProperties: auth },
   },
-  'mcp-server': {},
+  // DESIGN.md 7: a remote server the sidecar connects to as an MCP client; `auth` names the
+  // integration (and its auth) whose connection's credential is injected on every request.
+  'mcp-server': {
+    remote: {
+      type: 'object',
+      required: ['url', 'transport'],
+      properties: {
+        url: { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048 },
+        transport: { const: 'streamable-http' },
+        auth: {
+          type: 'object',
+          required: ['integration', 'auth_key'],
+          properties: { integration: { type: 'string', pattern: PACKAGE_NAME_PATTERN }, auth_key: { type: 'string', minLength: 1 } },
+        },
+      },
+    },
+  },
 };
 
 /** The published JSON Schema of a manifest of `type`. */

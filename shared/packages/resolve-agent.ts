@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { problem } from '../errors.ts';
 import { orderedManifest } from './draft.ts';
 import { findOrgSkill, findVersion, getVersion } from './store.ts';
-import { type FileMap, fileText, fullName, type PackageRow } from './types.ts';
+import { type FileMap, fileText, fullName, type PackageRow, splitName } from './types.ts';
 import { findVisiblePackage } from './visibility.ts';
 
 export { findVisiblePackage } from './visibility.ts';
@@ -17,6 +17,15 @@ export interface ResolvedSkill {
   description: string;
   /** SKILL.md */
   content: string;
+}
+
+/** An `mcp-server` dependency: its chosen version and the manifest's `remote` (DESIGN.md 7). */
+export interface ResolvedMcpServer {
+  /** '@scope/name' */
+  id: string;
+  version: string;
+  /** Absent when the server declares no remote (nothing to connect to). */
+  remote?: { url: string; transport: 'streamable-http'; auth?: { integration: string; auth_key: string } };
 }
 
 export interface ResolvedAgent {
@@ -40,6 +49,8 @@ export interface ResolvedAgent {
   runtimeTools: string[];
   /** manifest.dependencies.skills resolved (semver range -> highest published version) in the same org. */
   skills: ResolvedSkill[];
+  /** manifest.dependencies.mcp_servers resolved like skills (highest published version in range, same org). */
+  mcpServers: ResolvedMcpServer[];
 }
 
 export const DEFAULT_RUNTIME_TOOLS: readonly string[] = ['output', 'log', 'note', 'pin'];
@@ -67,6 +78,30 @@ export async function resolveSkills(knex: Knex, orgId: string, deps: Record<stri
       description: String(version.manifest.description ?? ''),
       content: fileText(version.files, 'SKILL.md') ?? '',
     });
+  }
+  return out;
+}
+
+/**
+ * Resolves each `dependencies.mcp_servers` entry like the skills: the highest published version
+ * in range of that mcp-server package in the organization; else 409 `dependency_unresolved`.
+ */
+export async function resolveMcpServers(knex: Knex, orgId: string, deps: Record<string, string> | undefined): Promise<ResolvedMcpServer[]> {
+  const out: ResolvedMcpServer[] = [];
+  for (const [id, range] of Object.entries(deps ?? {})) {
+    const parts = splitName(id);
+    const pkg = parts
+      ? ((await knex('packages').where({ org_id: orgId, scope: parts.scope, name: parts.name, type: 'mcp-server', ephemeral: false }).first()) as PackageRow | undefined)
+      : undefined;
+    const version = pkg ? await findVersion(knex, pkg.id, range) : undefined;
+    if (!pkg || !version) {
+      throw problem('dependency_unresolved', {
+        detail: `MCP server ${id} has no published version matching ${range}`,
+        errors: [{ field: `manifest.dependencies.mcp_servers.${id}`, code: 'dependency_unresolved', message: `No version of ${id} matches ${range}`, packageId: id }],
+      });
+    }
+    const remote = version.manifest.remote;
+    out.push({ id, version: version.version, ...(remote?.url ? { remote } : {}) });
   }
   return out;
 }
@@ -101,6 +136,7 @@ export async function agentOf(knex: Knex, pkg: PackageRow, version: string, m: R
     timeoutSeconds: typeof m.timeout === 'number' ? m.timeout : null,
     runtimeTools: Array.isArray(m.runtime_tools) ? [...m.runtime_tools] : [...DEFAULT_RUNTIME_TOOLS],
     skills: await resolveSkills(knex, pkg.org_id, m.dependencies?.skills),
+    mcpServers: await resolveMcpServers(knex, pkg.org_id, m.dependencies?.mcp_servers),
   };
 }
 
