@@ -5,6 +5,8 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
 import { ACCESS_CHANGES_CHANNEL, type AccessChange } from '../shared/identity/access-grants.ts';
+import { CONNECTION_UPDATES_CHANNEL, type ConnectionUpdateNotice } from '../shared/integrations/connection-events.ts';
+import { type ConnectionOwner, type ConnectionRow, connectionDto } from '../shared/integrations/connections.ts';
 import type { Logger } from '../shared/log.ts';
 import { RUN_EVENTS_CHANNEL, type RunEvent } from '../shared/runs/events.ts';
 import { logDto } from '../shared/runs/logs.ts';
@@ -29,6 +31,8 @@ export interface RealtimeSubscriber {
   verbose: boolean;
   /** Holds `runs:delete`: receives debug-level log entries. */
   debug: boolean;
+  /** Whose connections' `connection_update` frames it receives (space-wide and agent streams). */
+  owner?: ConnectionOwner;
   stream: SseStream;
 }
 
@@ -78,6 +82,7 @@ export class RunEventsHub {
     const client = new pg.Client({ connectionString: this.databaseUrl });
     client.on('notification', (msg) => {
       if (msg.channel === ACCESS_CHANGES_CHANNEL && msg.payload) return this.access.changed(JSON.parse(msg.payload) as AccessChange);
+      if (msg.channel === CONNECTION_UPDATES_CHANNEL && msg.payload) return this.connectionUpdate(JSON.parse(msg.payload) as ConnectionUpdateNotice);
       if (msg.channel !== RUN_EVENTS_CHANNEL || !msg.payload) return;
       const event = JSON.parse(msg.payload) as RunEvent;
       for (const l of this.byRun.get(event.runId) ?? []) l(event);
@@ -88,7 +93,7 @@ export class RunEventsHub {
       if (!this.closed) setTimeout(() => void this.start().catch(() => undefined), 1000);
     });
     await client.connect();
-    await client.query(`LISTEN ${RUN_EVENTS_CHANNEL}; LISTEN ${ACCESS_CHANGES_CHANNEL}`);
+    await client.query(`LISTEN ${RUN_EVENTS_CHANNEL}; LISTEN ${ACCESS_CHANGES_CHANNEL}; LISTEN ${CONNECTION_UPDATES_CHANNEL}`);
     this.client = client;
     // Changes made while the connection was down were not heard: check every grant once.
     if (this.connectedBefore) this.access.recheckAll();
@@ -193,6 +198,28 @@ export class RunEventsHub {
         this.deliver(this.streamsByRun.get(out.run.id), out);
       })
       .catch((err) => this.log.error({ err, event }, 'realtime: delivering the event failed'));
+  }
+
+  /** `connection_update`: `{object, connection}` to the owner's streams in the connection's space. */
+  private connectionUpdate(notice: ConnectionUpdateNotice): void {
+    const owned = (s: RealtimeSubscriber) =>
+      s.channels.has('connection_update') && s.owner?.type === notice.owner_type && s.owner.id === notice.owner_id && s.audience.orgId === notice.org_id;
+    if (![...(this.streamsBySpace.get(notice.space_id) ?? [])].some(owned)) return;
+    const loaded = this.knex('connections')
+      .where({ id: notice.connection_id, org_id: notice.org_id })
+      .first()
+      .catch((err: unknown) => {
+        this.log.error({ err, notice }, 'realtime: loading the connection failed');
+        return undefined;
+      });
+    this.delivery = this.delivery
+      .then(async () => {
+        const row = (await loaded) as ConnectionRow | undefined;
+        if (!row) return;
+        const data = JSON.stringify({ object: 'connection_update', connection: connectionDto(row) });
+        for (const s of this.streamsBySpace.get(notice.space_id) ?? []) if (owned(s)) s.stream.send('connection_update', data);
+      })
+      .catch((err) => this.log.error({ err, notice }, 'realtime: delivering the connection update failed'));
   }
 
   private anyWants(subs: Set<RealtimeSubscriber> | undefined, channel: RealtimeChannel): boolean {

@@ -10,7 +10,8 @@ import { expect } from 'chai';
 import Provider from 'oidc-provider';
 import { openCredentials } from '../../shared/integrations/connections.ts';
 import { zip } from '../fixtures/packages/build.ts';
-import { type Client, newOrg, startTestApi, type TestApi } from '../support/api.ts';
+import { type Client, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
+import { Feed } from '../support/sse-feed.ts';
 import { uploadPackage } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
 import { startTestWorker, TEST_SECRETS_KEY, workerEnv } from '../support/worker.ts';
@@ -301,6 +302,11 @@ describe('OAuth 2 connections', function () {
     });
 
     it('refreshConnection refreshes before expiry; a refused refresh sets needs_reconnection', async () => {
+      // The owner's realtime stream gets connection_update frames; another member's does not.
+      const streamPath = `/api/realtime/runs?orgId=${org.orgId}&spaceId=${org.defaultSpaceId}&channels=connection_update`;
+      const feed = await new Feed(api.url + streamPath, { cookie: org.client.cookie }).opened();
+      const member = await newMember(api, org, 'member', 'oauth-other');
+      const otherFeed = await new Feed(api.url + streamPath, { cookie: member.client.cookie }).opened();
       // A fresh connection whose access tokens live 4 s.
       provider.settings.accessTokenTtl = 4;
       const back = await authorizeAtProvider(await link('@acme/cloud', 'oauth', { connection_id: connectionId }), provider.issuer, callback);
@@ -328,6 +334,22 @@ describe('OAuth 2 connections', function () {
       });
       expect(marked).to.include({ id: connectionId, needs_reconnection: true });
       provider.settings.accessTokenTtl = 3600;
+
+      try {
+        const update = await feed.waitFor((f) => f.event === 'connection_update' && f.data.connection.needs_reconnection === true, 10_000, 'connection_update');
+        expect(update.data).to.have.keys(['object', 'connection']);
+        expect(update.data.object).to.equal('connection_update');
+        expect(update.data.connection).to.include({ object: 'connection', id: connectionId, auth_key: 'oauth' });
+        expect(JSON.stringify(feed.frames)).not.to.match(/access_token|refresh_token/);
+        // the reconnect and the refresh were announced too, before the refusal
+        const updates = feed.frames.filter((f) => f.event === 'connection_update');
+        expect(updates.length).to.be.at.least(3);
+        expect(updates.slice(0, -1).every((f) => f.data.connection.needs_reconnection === false)).to.equal(true);
+        expect(otherFeed.frames.filter((f) => f.event === 'connection_update')).to.deep.equal([]);
+      } finally {
+        feed.es.close();
+        otherFeed.es.close();
+      }
     });
   });
 });

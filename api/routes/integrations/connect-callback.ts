@@ -4,6 +4,7 @@
 // (carrying only the row's id) exchanges the code and stores the connection. A connection with a
 // refresh token gets its refreshConnection workflow.
 import { sha256Hex } from '../../../shared/crypto.ts';
+import { notifyConnectionUpdate } from '../../../shared/integrations/connection-events.ts';
 import type { ConnectionRow } from '../../../shared/integrations/connections.ts';
 import { CONNECT_TIMEOUT_MS, type ConnectLoginInput, type ConnectLoginResult } from '../../../shared/integrations/connect.ts';
 import type { ConnectSessionRow } from '../../../shared/integrations/connect-sessions.ts';
@@ -128,6 +129,7 @@ export default defineRoute<unknown, { code?: string; state?: string; error?: str
     } catch (err) {
       log.error({ err, connectionId: connection.id }, 'refreshConnection did not start');
     }
+    await notifyConnectionUpdate(knex, connection);
     sendSuccess(ctx, integration, connection.label);
   },
 });

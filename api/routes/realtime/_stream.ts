@@ -6,6 +6,7 @@ import { RUN_VISIBILITY_COLUMNS, type RealtimeSubscriber } from '../../run-event
 import { parseChannels, SseStream, SSE_KEEPALIVE_MS, SSE_MAX_QUEUED_FRAMES } from '../../sse.ts';
 import { grantOf } from '../../access-watch.ts';
 import { audienceOf, canReadRun, type RunAudience, runAudience } from '../runs/_visible.ts';
+import { connectionOwner } from '../connections/_shared.ts';
 
 export interface RealtimeQuery {
   token?: string;
@@ -117,6 +118,7 @@ export function subscribe(ctx: AppContext, query: RealtimeQuery, filter: { runId
     channels: parseChannels(query.channels),
     verbose: query.verbose === true,
     debug: scopes.has('runs:delete'),
+    owner: connectionOwner(ctx),
     stream,
   };
   unsubscribe = runEvents.addStream(sub);
