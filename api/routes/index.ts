@@ -32,6 +32,7 @@ import modelList from './models/list.ts';
 import modelUpdate from './models/update.ts';
 import llmProxyChat from './llm-proxy/chat-completions.ts';
 import llmProxyMessages from './llm-proxy/messages.ts';
+import { credentialProxyRoutes } from './credential-proxy/index.ts';
 import runCancel from './runs/cancel.ts';
 import runDelete from './runs/delete.ts';
 import runGet from './runs/get.ts';
@@ -117,6 +118,7 @@ export const resourceRoutes: RouteDef[] = [
   modelDelete,
   llmProxyChat,
   llmProxyMessages,
+  ...credentialProxyRoutes,
   ...scheduleRoutes,
   ...webhookRoutes,
   ...endUserRoutes,

@@ -12,6 +12,7 @@ import * as m008 from './008_access_changes.ts';
 import * as m009 from './009_connections.ts';
 import * as m010 from './010_run_connections.ts';
 import * as m011 from './011_refused_runs.ts';
+import * as m012 from './012_credential_proxy_sessions.ts';
 import * as m013 from './013_oauth2.ts';
 
 interface Migration {
@@ -31,6 +32,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '009_connections': m009,
   '010_run_connections': m010,
   '011_refused_runs': m011,
+  '012_credential_proxy_sessions': m012,
   '013_oauth2': m013,
 };
 
