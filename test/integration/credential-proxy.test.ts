@@ -245,6 +245,18 @@ describe('credential proxy', function () {
     expectProblem(await call({ client: member.client, session: theirs.body.id }, 'GET', `${target.url}/v1/echo`), 409, 'proxy_connection_missing');
   });
 
+  it("keeps an end-user's session to that end-user (Service-User), with the end-user's connections only", async () => {
+    const c = await caller();
+    const eu = await c.client.post('/api/end-users', { externalId: `ext-${Date.now()}`, name: 'End User' });
+    expect(eu.status, eu.text).to.equal(201);
+    const asEndUser = c.client.with({ 'Service-User': eu.body.id });
+    const s = await asEndUser.post('/api/credential-proxy/sessions', {});
+    expect(s.status, s.text).to.equal(201);
+    expectProblem(await call({ client: c.client, session: s.body.id }, 'GET', `${target.url}/v1/echo`), 403, 'invalid_proxy_session');
+    expectProblem(await call({ client: asEndUser, session: c.session }, 'GET', `${target.url}/v1/echo`), 403, 'invalid_proxy_session');
+    expectProblem(await call({ client: asEndUser, session: s.body.id }, 'GET', `${target.url}/v1/echo`), 409, 'proxy_connection_missing');
+  });
+
   it('needs credential-proxy:call', async () => {
     const c = await caller(['integrations:read']);
     expectProblem(c.sessionRes, 403, 'forbidden');
