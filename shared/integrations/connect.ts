@@ -41,6 +41,36 @@ export interface ConnectRequest {
   scopes?: string[];
 }
 
+/**
+ * Seals `fields` into a `connect_attempts` row and runs the `connectLogin` workflow on its id,
+ * awaiting the outcome (at most CONNECT_TIMEOUT_MS). The row is deleted whatever happens (the
+ * activity deletes it first; this covers a workflow that never ran).
+ */
+export async function runConnectAttempt(
+  deps: { knex: Knex; workflows: Client; config: Pick<Config, 'secretsKey'> },
+  fields: object,
+  attempt: Omit<ConnectLoginInput, 'attemptId'>,
+): Promise<ConnectLoginResult> {
+  const { knex, workflows, config } = deps;
+  const attemptId = newId('cat');
+  await knex('connect_attempts').insert({
+    id: attemptId,
+    org_id: attempt.orgId,
+    fields_sealed: encryptSecret(config.secretsKey, JSON.stringify(fields)),
+    expires_at: new Date(Date.now() + CONNECT_TIMEOUT_MS),
+  });
+  try {
+    return await workflows.workflow.execute('connectLogin', {
+      taskQueue: PLATFORM_TASK_QUEUE,
+      workflowId: `connect:${attemptId}`,
+      args: [{ ...attempt, attemptId }],
+      workflowExecutionTimeout: CONNECT_TIMEOUT_MS,
+    });
+  } finally {
+    await knex('connect_attempts').where({ id: attemptId }).delete();
+  }
+}
+
 /** The auth `key` of the integration, or 404. */
 export function authOf(integration: Integration, key: string): IntegrationAuth {
   const auth = integration.auths.find((a) => a.key === key);
@@ -56,7 +86,7 @@ export async function connect(
   deps: { knex: Knex; workflows: Client; config: Pick<Config, 'secretsKey'> },
   req: ConnectRequest,
 ): Promise<{ connection: ConnectionRow; created: boolean }> {
-  const { knex, workflows, config } = deps;
+  const { knex } = deps;
   if (req.auth.connect === 'oauth2') {
     throw problem('invalid_request', { detail: `The auth "${req.auth.key}" connects through OAuth 2: use the hosted connect link`, param: 'auth_key' });
   }
@@ -70,15 +100,7 @@ export async function connect(
       .first();
     if (!existing) throw problem('not_found', { detail: `No connection ${req.connectionId} of yours for this auth`, param: 'connection_id' });
   }
-  const attemptId = newId('cat');
-  await knex('connect_attempts').insert({
-    id: attemptId,
-    org_id: req.orgId,
-    fields_sealed: encryptSecret(config.secretsKey, JSON.stringify(fields)),
-    expires_at: new Date(Date.now() + CONNECT_TIMEOUT_MS),
-  });
-  const input: ConnectLoginInput = {
-    attemptId,
+  const result = await runConnectAttempt(deps, fields, {
     orgId: req.orgId,
     spaceId: req.spaceId,
     owner: req.owner,
@@ -86,19 +108,7 @@ export async function connect(
     authKey: req.auth.key,
     connectionId: req.connectionId,
     scopes: req.scopes ?? [],
-  };
-  let result: ConnectLoginResult;
-  try {
-    result = await workflows.workflow.execute('connectLogin', {
-      taskQueue: PLATFORM_TASK_QUEUE,
-      workflowId: `connect:${attemptId}`,
-      args: [input],
-      workflowExecutionTimeout: CONNECT_TIMEOUT_MS,
-    });
-  } finally {
-    // The activity deletes it; this covers a workflow that never ran.
-    await knex('connect_attempts').where({ id: attemptId }).delete();
-  }
+  });
   if (!result.ok) throw problem('internal_error', result.detail);
   const connection = (await knex('connections').where({ id: result.connectionId, org_id: req.orgId }).first()) as ConnectionRow;
   return { connection, created: result.created };

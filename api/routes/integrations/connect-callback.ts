@@ -6,12 +6,11 @@
 import { sha256Hex } from '../../../shared/crypto.ts';
 import { notifyConnectionUpdate } from '../../../shared/integrations/connection-events.ts';
 import type { ConnectionRow } from '../../../shared/integrations/connections.ts';
-import { CONNECT_TIMEOUT_MS, type ConnectLoginInput, type ConnectLoginResult } from '../../../shared/integrations/connect.ts';
+import { type ConnectLoginResult, runConnectAttempt } from '../../../shared/integrations/connect.ts';
 import type { ConnectSessionRow } from '../../../shared/integrations/connect-sessions.ts';
 import { type CodeExchangeFields, redirectUri, refreshWorkflowId } from '../../../shared/integrations/oauth2.ts';
 import { PLATFORM_TASK_QUEUE } from '../../../shared/events/publish.ts';
-import { newId } from '../../../shared/ids.ts';
-import { decryptSecret, encryptSecret } from '../../../shared/secrets.ts';
+import { decryptSecret } from '../../../shared/secrets.ts';
 import { defineRoute } from '../../route.ts';
 import { sendLinkGone, sendMessage, sendPage, escapeHtml, sendSuccess, sessionTarget } from './_form.ts';
 
@@ -78,15 +77,7 @@ export default defineRoute<unknown, { code?: string; state?: string; error?: str
       redirect_uri: redirectUri(config.publicUrl),
       ...(row.oauth_verifier_sealed ? { code_verifier: decryptSecret(config.secretsKey, row.oauth_verifier_sealed) } : {}),
     };
-    const attemptId = newId('cat');
-    await knex('connect_attempts').insert({
-      id: attemptId,
-      org_id: row.org_id,
-      fields_sealed: encryptSecret(config.secretsKey, JSON.stringify(fields)),
-      expires_at: new Date(Date.now() + CONNECT_TIMEOUT_MS),
-    });
-    const input: ConnectLoginInput = {
-      attemptId,
+    const attempt = {
       orgId: row.org_id,
       spaceId: row.space_id,
       owner: { type: row.owner_type, id: row.owner_id },
@@ -97,17 +88,10 @@ export default defineRoute<unknown, { code?: string; state?: string; error?: str
     };
     let result: ConnectLoginResult;
     try {
-      result = await workflows.workflow.execute('connectLogin', {
-        taskQueue: PLATFORM_TASK_QUEUE,
-        workflowId: `connect:${attemptId}`,
-        args: [input],
-        workflowExecutionTimeout: CONNECT_TIMEOUT_MS,
-      });
+      result = await runConnectAttempt(ctx.services, fields, attempt);
     } catch (err) {
       log.error({ err, requestId: ctx.state.requestId }, 'oauth2 connect failed');
       result = { ok: false, detail: 'The connection could not be completed. Try again in a moment.' };
-    } finally {
-      await knex('connect_attempts').where({ id: attemptId }).delete();
     }
     if (!result.ok) {
       await knex('connect_sessions').where({ token_hash: row.token_hash, used_at: claimedAt }).update({ used_at: null });
