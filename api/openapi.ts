@@ -1,6 +1,6 @@
 // OpenAPI 3.1 built from the route definitions: the schemas published are the schemas enforced.
 import { createHash } from 'node:crypto';
-import { CURRENT_API_VERSION } from '../shared/api-version.ts';
+import { CURRENT_API_VERSION, SUPPORTED_API_VERSIONS } from '../shared/api-version.ts';
 import type { Config } from '../shared/config.ts';
 import { ERROR_CATALOG } from '../shared/errors.ts';
 import { type JsonSchema, openApiPath, type RouteDef } from './route.ts';
@@ -27,14 +27,14 @@ function parametersOf(route: RouteDef): unknown[] {
       out.push({ name, in: where, required: where === 'path' || required.has(name), schema: s });
     }
   }
-  if (route.auth === 'session' || route.auth === 'any') out.push(header('Service-Version', 'API version (YYYY-MM-DD); echoed on the response', false));
+  if (route.auth === 'session' || route.auth === 'any') out.push(header('Service-Version', 'API version (YYYY-MM-DD); echoed on the response', false, { type: 'string', enum: [...SUPPORTED_API_VERSIONS] }));
   if (route.idempotent) out.push(header('Idempotency-Key', 'At most 255 characters; a repeat replays the stored answer for 24 h', false, { type: 'string', maxLength: 255 }));
   if (route.context) {
-    out.push(header('X-Org-Id', 'Organization (sessions); ignored with an API key', false, { type: 'string', format: 'uuid' }));
+    out.push(header('X-Org-Id', 'Organization (sessions); with an API key its value is ignored but its shape checked', false, { type: 'string', format: 'uuid' }));
   }
   if (route.context === 'space') {
-    out.push(header('X-Space-Id', 'Space (sessions); an API key is pinned to its own space', false));
-    if (route.auth === 'any') out.push(header('Service-User', 'Act for this end-user (`eu_...`); API keys only', false));
+    out.push(header('X-Space-Id', 'Space (sessions); an API key is pinned to its own space (another is 403)', false, { type: 'string', pattern: '^spc_[0-9A-Za-z]{24}$' }));
+    if (route.auth === 'any') out.push(header('Service-User', 'Act for this end-user (`eu_...`); API keys only; an id of no end-user of the key\'s space is 403', false, { type: 'string', pattern: '^eu_' }));
   }
   return out;
 }

@@ -2,7 +2,7 @@
 // authenticate -> rate limit -> tenancy and permission -> params/query -> body -> handler.
 import Router from '@koa/router';
 import type { ValidateFunction } from 'ajv';
-import { problem } from '../shared/errors.ts';
+import { ProblemError, problem } from '../shared/errors.ts';
 import { assertValid, bodyAjv, paramAjv } from '../shared/validation.ts';
 import { readJsonBody } from './middleware/body.ts';
 import { authenticate } from './middleware/authenticate.ts';
@@ -70,10 +70,27 @@ export function buildRouter(routes: RouteDef[]): Router {
   return router;
 }
 
+/**
+ * 405 for a path served under other methods, including methods the router does not implement
+ * (TRACE, CONNECT...): RFC 9110 15.5.6 requires `Allow` on every 405, so it is set here from
+ * the routes matching the path rather than left to the router, which omits it on those.
+ */
 export function allowedMethods(router: Router) {
-  return router.allowedMethods({
+  const inner = router.allowedMethods({
     throw: true,
     methodNotAllowed: () => problem('method_not_allowed'),
     notImplemented: () => problem('method_not_allowed'),
   });
+  return async (ctx: Parameters<typeof inner>[0], next: () => Promise<unknown>) => {
+    try {
+      await inner(ctx, next);
+    } catch (err) {
+      const matched = (ctx as { matched?: Array<{ methods: string[] }> }).matched ?? [];
+      const allow = [...new Set(matched.flatMap((layer) => layer.methods))];
+      if (err instanceof ProblemError && err.code === 'method_not_allowed' && allow.length) {
+        throw problem('method_not_allowed', { detail: err.detail, headers: { ...err.headers, Allow: allow.join(', ') } });
+      }
+      throw err;
+    }
+  };
 }

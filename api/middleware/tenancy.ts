@@ -22,6 +22,7 @@ export interface TenancyState {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+export const SPACE_ID = /^spc_[0-9A-Za-z]{24}$/;
 
 /** Header rules that hold on every authenticated route, whatever its context. */
 function checkCredentialHeaders(ctx: AppContext): void {
@@ -33,6 +34,26 @@ function checkCredentialHeaders(ctx: AppContext): void {
     }
     if (!serviceUser.startsWith('eu_')) {
       throw problem('invalid_end_user_id', { detail: 'Service-User must be an end-user id starting with eu_', param: 'Service-User' });
+    }
+  }
+  // A header sent is checked even when empty or ignored: its published shape is enforced.
+  const sent = (name: string): string | undefined => {
+    const v = ctx.headers[name.toLowerCase()];
+    return Array.isArray(v) ? v.join(', ') : v;
+  };
+  if (sent('Service-User') === '') {
+    throw problem('invalid_end_user_id', { detail: 'Service-User must be an end-user id starting with eu_', param: 'Service-User' });
+  }
+  if (sent('Service-Version') === '') assertServable('', 'header');
+  if (auth.kind === 'api_key') {
+    for (const [name, re, shape] of [
+      ['X-Org-Id', UUID, 'a UUID'],
+      ['X-Space-Id', SPACE_ID, 'a space id (spc_ and 24 letters or digits)'],
+    ] as const) {
+      const v = sent(name);
+      if (v !== undefined && !re.test(v)) {
+        throw problem('validation_failed', { detail: `${name} must be ${shape}`, param: name, errors: [{ field: name, code: 'invalid_format', message: `${name} must be ${shape}` }] });
+      }
     }
   }
   if (ctx.get('X-View-As') && auth.kind === 'api_key') {
