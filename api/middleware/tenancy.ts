@@ -45,16 +45,11 @@ function checkCredentialHeaders(ctx: AppContext): void {
     throw problem('invalid_end_user_id', { detail: 'Service-User must be an end-user id starting with eu_', param: 'Service-User' });
   }
   if (sent('Service-Version') === '') assertServable('', 'header');
-  if (auth.kind === 'api_key') {
-    for (const [name, re, shape] of [
-      ['X-Org-Id', UUID, 'a UUID'],
-      ['X-Space-Id', SPACE_ID, 'a space id (spc_ and 24 letters or digits)'],
-    ] as const) {
-      const v = sent(name);
-      if (v !== undefined && !re.test(v)) {
-        throw problem('validation_failed', { detail: `${name} must be ${shape}`, param: name, errors: [{ field: name, code: 'invalid_format', message: `${name} must be ${shape}` }] });
-      }
-    }
+  // With an API key X-Org-Id is ignored (SPEC 5.2), whatever it holds; X-Space-Id must name a space.
+  const spaceHeader = auth.kind === 'api_key' ? sent('X-Space-Id') : undefined;
+  if (spaceHeader !== undefined && !SPACE_ID.test(spaceHeader)) {
+    const message = 'X-Space-Id must be a space id (spc_ and 24 letters or digits)';
+    throw problem('validation_failed', { detail: message, param: 'X-Space-Id', errors: [{ field: 'X-Space-Id', code: 'invalid_format', message }] });
   }
   if (ctx.get('X-View-As') && auth.kind === 'api_key') {
     throw problem('view_as_unsupported', { detail: 'X-View-As cannot be used with an API key', param: 'X-View-As' });
