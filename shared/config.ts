@@ -244,6 +244,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     egressAllowInternalHosts: list(env, 'EGRESS_ALLOW_INTERNAL_HOSTS').map((h) => h.toLowerCase()),
     /** Instance default model, used when an organization has none (DESIGN.md section 5). */
     defaultModel: defaultModel(env),
+    /** `npm start`: `file` writes API and worker output to `$DATA_DIR/logs/{api,worker}.log`; `json` leaves their JSON lines on stdout. */
+    logFormat: oneOf(env, 'LOG_FORMAT', ['file', 'json'], 'file'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info'),
     platformRunLimits: parseJsonSetting('PLATFORM_RUN_LIMITS', env.PLATFORM_RUN_LIMITS) as PlatformRunLimits,
     inlineRunLimits: parseJsonSetting('INLINE_RUN_LIMITS', env.INLINE_RUN_LIMITS) as InlineRunLimits,
