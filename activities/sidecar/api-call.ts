@@ -7,7 +7,7 @@
 import type { Knex } from 'knex';
 import type { Config } from '../../shared/config.ts';
 import { type ConnectionRow, openCredentials } from '../../shared/integrations/connections.ts';
-import { callWithCredential, DeliveryRefused, redact, secretsOf } from '../../shared/integrations/deliver.ts';
+import { callWithCredential, DeliveryRefused, redact, secretsOf, TEXTUAL } from '../../shared/integrations/deliver.ts';
 import { findIntegration, type Integration } from '../../shared/integrations/auths.ts';
 import { integrationDependencies } from '../../shared/integrations/readiness.ts';
 import type { ResolvedAgent } from '../../shared/packages/resolve-agent.ts';
@@ -19,7 +19,6 @@ export const API_META = 'dev.service/api';
 /** What the model is shown of a body at most. */
 export const MODEL_BODY_LIMIT = 100 * 1024;
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
-const TEXTUAL = /^\s*(text\/|application\/([\w.+-]*\+)?(json|xml|javascript|x-www-form-urlencoded)\b)/i;
 
 /** One integration the run may call: what the worker knows, never sent to the sandbox. */
 export interface ApiIntegration {

@@ -43,7 +43,8 @@ export interface DeliveryAnswer {
 }
 
 const TEMPLATE = /\{\$credential\.([A-Za-z0-9_.-]+)\}/g;
-const TEXTUAL = /^\s*(text\/|application\/([\w.+-]*\+)?(json|xml|javascript|x-www-form-urlencoded)\b)/i;
+/** Content types searched for echoed credentials (others are passed as bytes). */
+export const TEXTUAL = /^\s*(text\/|application\/([\w.+-]*\+)?(json|xml|javascript|x-www-form-urlencoded)\b)/i;
 /** Headers a caller may not set: they belong to the connection or to the transport. */
 const HOP_BY_HOP = new Set(['host', 'connection', 'content-length', 'transfer-encoding', 'keep-alive', 'upgrade', 'proxy-authorization', 'te', 'trailer']);
 
