@@ -97,6 +97,15 @@ async function shutdown(code: number): Promise<never> {
 }
 process.on('SIGINT', () => void shutdown(0));
 process.on('SIGTERM', () => void shutdown(0));
+// A closed terminal, or a failure of the launcher itself, stops the children too: each runs in
+// its own process group, so nothing else would.
+process.on('SIGHUP', () => void shutdown(0));
+for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
+  process.on(event, (err) => {
+    console.error(`[start] ${(err as Error)?.stack ?? String(err)}`);
+    void shutdown(1);
+  });
+}
 
 /** Node on one of our entry points, in a process group of its own: Ctrl-C reaches only this launcher, which stops children in order. */
 function spawnNode(entry: string, env: NodeJS.ProcessEnv, args: string[] = [], stdout: 'inherit' | 'pipe' | number = 'inherit', stderr: 'inherit' | number = 'inherit'): ChildProcess {

@@ -65,15 +65,24 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
         { run, agent, model, pins, actorKey: actorKey(run), apiIntegrations: apis },
         { knex, log, dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, mcp, delivery: config },
       );
-      await sidecar.listen();
       const limits = config.platformRunLimits;
-      const sandbox = spawnSandbox({
-        name: run.id,
-        nodeArgs: [RUNTIME_ENTRY],
-        socketDir: sidecar.socketDir,
-        memoryMb: limits.agent_memory_ceiling_mb,
-        cpus: limits.agent_cpu_ceiling,
-      });
+      let sandbox: ReturnType<typeof spawnSandbox>;
+      try {
+        await sidecar.listen();
+        sandbox = spawnSandbox({
+          name: run.id,
+          nodeArgs: [RUNTIME_ENTRY],
+          socketDir: sidecar.socketDir,
+          memoryMb: limits.agent_memory_ceiling_mb,
+          cpus: limits.agent_cpu_ceiling,
+        });
+      } catch (err) {
+        // Nothing runs yet: release what was opened for the run (MCP clients, sockets).
+        await sidecar.close().catch(() => undefined);
+        await mcp.close();
+        await dispatcher.close();
+        throw err;
+      }
       if (sandbox.mode === 'process') log.warn({ runId }, 'bwrap is missing: the agent runs WITHOUT isolation (process mode)');
       await knex('runs').where({ id: runId }).update({ sandbox_mode: sandbox.mode });
       const beat = setInterval(() => ctx.heartbeat({ modelCalls: sidecar.state.modelCalls }), HEARTBEAT_EVERY_MS);

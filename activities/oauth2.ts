@@ -77,11 +77,14 @@ export function createOAuth2Activities(deps: Pick<ActivityDeps, 'knex' | 'config
         }
       }
       log.warn({ connectionId: row.id, reason: refused }, 'oauth2 refresh refused: connection needs reconnection');
+      // Only the token this refresh held: a reconnection made meanwhile is not flagged.
       const [marked] = await knex('connections')
         .where({ id: row.id, org_id: row.org_id })
+        .where('expires_at', row.expires_at)
         .update({ needs_reconnection: true, updated_at: knex.fn.now() })
         .returning('*');
-      if (marked) await notifyConnectionUpdate(knex, marked);
+      if (!marked) return 'changed';
+      await notifyConnectionUpdate(knex, marked);
       return 'refused';
     },
   };

@@ -65,6 +65,7 @@ export const ERROR_CATALOG = {
   upstream_unreachable: { status: 502, title: 'Upstream unreachable', description: 'The credential proxy could not reach `X-Target`: a connection failure, a TLS error, or no answer within 30 seconds.' },
   upstream_response_too_large: { status: 502, title: 'Upstream response too large', description: 'The target\'s answer exceeds `CREDENTIAL_PROXY_LIMITS.max_response_bytes`; nothing of it is returned.' },
   not_implemented: { status: 501, title: 'Not implemented', description: 'This instance cannot do this yet, e.g. the hosted form of an OAuth 2 auth.' },
+  upstream_response_withheld: { status: 502, title: 'Upstream response withheld', description: 'The target answered in a form that cannot be searched for echoed credentials (compressed although asked for identity), or a binary body containing the credential: it is not passed on.' },
   rate_limited: { status: 429, title: 'Too many requests', description: 'The per-route limit for this identity is exhausted; wait `retry_after` seconds.' },
   internal_error: { status: 500, title: 'Internal error', description: 'The server failed; the request id identifies it in the logs.' },
   service_unavailable: { status: 503, title: 'Service unavailable', description: 'A dependency (Postgres or Temporal) is unreachable.' },

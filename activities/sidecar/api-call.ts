@@ -128,17 +128,15 @@ export async function apiCall(ctx: ApiCallContext, args: Record<string, unknown>
     const answer = await callWithCredential(ctx.config, ctx.config.credentialProxyLimits, { auth, credential, narrowerUris: target.narrowerUris }, { method, url: args.url, headers, body }, ctx.signal);
     const ms = Date.now() - started;
     await ctx.log('info', 'api_call', `${method} ${shownUrl} -> ${answer.status} in ${ms} ms`);
+    // Delivery redacted a textual body and refused a binary one echoing the credential.
     const textual = TEXTUAL.test(answer.headers['content-type'] ?? 'text/plain');
-    // Binary bodies are not redacted by delivery: one holding a credential value is withheld whole.
-    const echoed = !textual && secrets.some((v) => v.length >= 4 && answer.body.includes(v));
-    const full = textual ? redact(answer.body.toString('utf8'), secrets) : echoed ? '' : answer.body.toString('base64');
+    const full = textual ? answer.body.toString('utf8') : answer.body.toString('base64');
     const cut = Buffer.byteLength(full) > MODEL_BODY_LIMIT;
     // Cut on bytes, then drop a partial trailing character.
     const shown = cut ? Buffer.from(full).subarray(0, MODEL_BODY_LIMIT).toString('utf8').replace(/\uFFFD$/, '') : full;
     const { 'set-cookie': _dropped, ...shownHeaders } = answer.headers;
     const result: Record<string, unknown> = { status: answer.status, headers: shownHeaders, body: shown };
-    if (echoed) result.body_withheld = 'The binary body contains a credential value';
-    else if (!textual) result.body_encoding = 'base64';
+    if (!textual) result.body_encoding = 'base64';
     if (cut) result.body_truncated = { shown_bytes: Buffer.byteLength(shown), total_bytes: answer.body.length };
     return { content: JSON.stringify(result) };
   } catch (err) {

@@ -189,7 +189,8 @@ export class McpTools {
       const url = new URL(server.remote!.url).href;
       const cred = server.remote!.auth ? await this.credential(server, url) : undefined;
       secrets = cred?.secrets ?? [];
-      const allowInternal = cred ? internalHostsAllowed(cred.auth.authorizedUris, config.egressAllowInternalHosts) : config.egressAllowInternalHosts;
+      // Internal hosts need a literal authorized_uris entry too (DESIGN.md 7): none without an auth.
+      const allowInternal = cred ? internalHostsAllowed(cred.auth.authorizedUris, config.egressAllowInternalHosts) : [];
       await checkDestination(url, { allowInternalHosts: allowInternal });
       const d = egressDispatcher(allowInternal, START_TIMEOUT_MS, config.extraCaCertsPath);
       dispatcher = d;

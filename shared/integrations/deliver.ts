@@ -15,7 +15,15 @@ export const DELIVERY_TIMEOUT_MS = 30_000;
 /** Shorter values are too likely to occur by chance to be worth hiding. */
 const MIN_REDACTED_LENGTH = 4;
 
-export type DeliveryRefusal = 'unauthorized_target' | 'blocked_address' | 'request_too_large' | 'response_too_large' | 'target_unreachable' | 'no_delivery';
+export type DeliveryRefusal =
+  | 'unauthorized_target'
+  | 'blocked_address'
+  | 'request_too_large'
+  | 'response_too_large'
+  | 'target_unreachable'
+  | 'no_delivery'
+  /** An answer that could carry the credential unseen: compressed, or binary echoing it. */
+  | 'response_withheld';
 
 /** Why a call was not made or not answered; `message` names no credential. */
 export class DeliveryRefused extends Error {
@@ -115,6 +123,8 @@ export async function callWithCredential(
     if (!HOP_BY_HOP.has(lower) && lower !== name.toLowerCase()) headers[lower] = v;
   }
   headers[name.toLowerCase()] = value;
+  // Answers are searched for echoed credentials: they must come uncompressed.
+  headers['accept-encoding'] = 'identity';
   const secrets = secretsOf(auth, credential);
   const dispatcher = egressDispatcher(allowInternal, DELIVERY_TIMEOUT_MS, config.extraCaCertsPath);
   try {
@@ -142,10 +152,19 @@ export async function callWithCredential(
       if (k === 'set-cookie' || v === undefined) continue;
       answerHeaders[k] = redact(Array.isArray(v) ? v.join(', ') : v, secrets);
     }
+    const encoding = (answerHeaders['content-encoding'] ?? 'identity').trim().toLowerCase();
+    if (encoding !== 'identity') {
+      throw new DeliveryRefused('response_withheld', `The target answered ${encoding}-encoded although asked for identity; it cannot be searched for echoed credentials`);
+    }
     const raw = Buffer.concat(chunks);
-    // Text is searched for echoed credentials; binary bodies pass as they are (redacting could corrupt them).
-    const answer = TEXTUAL.test(answerHeaders['content-type'] ?? 'text/plain') ? Buffer.from(redact(raw.toString('utf8'), secrets)) : raw;
-    return { status: res.statusCode, headers: answerHeaders, body: answer };
+    // Text is redacted; a binary body passes as it is unless it echoes a credential, then it is withheld.
+    if (TEXTUAL.test(answerHeaders['content-type'] ?? 'text/plain')) {
+      return { status: res.statusCode, headers: answerHeaders, body: Buffer.from(redact(raw.toString('utf8'), secrets)) };
+    }
+    if (secrets.some((s) => s.length >= MIN_REDACTED_LENGTH && raw.includes(s))) {
+      throw new DeliveryRefused('response_withheld', 'The target answered a binary body that contains the credential');
+    }
+    return { status: res.statusCode, headers: answerHeaders, body: raw };
   } catch (err) {
     if (err instanceof DeliveryRefused) throw err;
     throw new DeliveryRefused('target_unreachable', `The target could not be reached: ${redact((err as Error).message, secrets)}`);

@@ -119,12 +119,13 @@ export async function tokenRequest(
   const basic = Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64');
   let status: number;
   let text: string;
+  const dispatcher = egressDispatcher(allowInternal, TOKEN_TIMEOUT_MS, config.extraCaCertsPath);
   try {
     const res = await request(settings.tokenUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', authorization: `Basic ${basic}` },
       body: new URLSearchParams(grant).toString(),
-      dispatcher: egressDispatcher(allowInternal, TOKEN_TIMEOUT_MS, config.extraCaCertsPath),
+      dispatcher,
       headersTimeout: TOKEN_TIMEOUT_MS,
       bodyTimeout: TOKEN_TIMEOUT_MS,
       signal: AbortSignal.timeout(TOKEN_TIMEOUT_MS),
@@ -144,6 +145,8 @@ export async function tokenRequest(
   } catch (err) {
     if (err instanceof TokenUnavailable) throw err;
     throw new TokenUnavailable(`The token endpoint could not be reached: ${(err as Error).message}`);
+  } finally {
+    await dispatcher.close().catch(() => undefined);
   }
   let body: Record<string, unknown> = {};
   try {

@@ -162,6 +162,7 @@ const REFUSALS: Record<DeliveryRefused['reason'], Parameters<typeof problem>[0]>
   response_too_large: 'upstream_response_too_large',
   target_unreachable: 'upstream_unreachable',
   no_delivery: 'credential_not_deliverable',
+  response_withheld: 'upstream_response_withheld',
 };
 
 /** One proxied call. */

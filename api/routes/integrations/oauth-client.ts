@@ -1,4 +1,5 @@
 import { problem } from '../../../shared/errors.ts';
+import { isOrgAdmin } from '../../../shared/identity/tenancy.ts';
 import { authOf } from '../../../shared/integrations/connect.ts';
 import { putOAuthClient } from '../../../shared/integrations/oauth2.ts';
 import { defineRoute } from '../../route.ts';
@@ -49,8 +50,12 @@ export default defineRoute<Body, unknown, { scope: string; name: string; authKey
     201: { description: 'The client stored (no secret)', schema: oauthClientSchema },
   },
   async handler(ctx, { params, body }) {
-    const { org } = ctx.state.tenancy!;
+    const { org, orgRole, space } = ctx.state.tenancy!;
     const integration = await visibleIntegration(ctx, params.scope, params.name);
+    // The client serves every space that sees the integration: its home space or the organization decides.
+    if (integration.pkg.home_space_id !== space!.id && !isOrgAdmin(orgRole)) {
+      throw problem('forbidden', "Only the integration's home space, or an organization owner or admin, can set its OAuth client");
+    }
     const auth = authOf(integration, params.authKey);
     if (auth.connect !== 'oauth2' || !auth.oauth2) {
       throw problem('invalid_request', { detail: `The auth "${auth.key}" is not an OAuth 2 auth with oauth2 settings`, param: 'authKey' });
