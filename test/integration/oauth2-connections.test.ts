@@ -81,8 +81,21 @@ async function startProvider(callback: string): Promise<TestProvider> {
   return { issuer, settings, tokenRequests, close: () => new Promise((r) => server.close(() => r())) };
 }
 
-/** A browser's trip through the provider: follows redirects, signs in and consents, stops at the API's callback. */
-async function authorizeAtProvider(startUrl: string, issuer: string, callbackPrefix: string): Promise<URL> {
+/** The cookie the API's start set for this browser (the OAuth state binding), as a Cookie header. */
+function apiCookie(res: Response): string {
+  return res.headers
+    .getSetCookie()
+    .map((line) => line.split(';')[0])
+    .filter((pair) => pair.startsWith('svc.connect_oauth='))
+    .join('; ');
+}
+
+/**
+ * A browser's trip through the provider: follows redirects, signs in and consents, stops at the
+ * API's callback; `cookie` is what the API set on the way (sent back to the callback).
+ */
+async function authorizeAtProvider(startUrl: string, issuer: string, callbackPrefix: string): Promise<{ back: URL; cookie: string }> {
+  let fromApi = '';
   const jar = new Map<string, string>();
   const keep = (res: Response) => {
     for (const line of res.headers.getSetCookie()) {
@@ -96,7 +109,7 @@ async function authorizeAtProvider(startUrl: string, issuer: string, callbackPre
   let method = 'GET';
   let body: string | undefined;
   for (let hop = 0; hop < 20; hop++) {
-    if (url.href.startsWith(callbackPrefix)) return url;
+    if (url.href.startsWith(callbackPrefix)) return { back: url, cookie: fromApi };
     const res = await fetch(url, {
       method,
       body,
@@ -104,6 +117,7 @@ async function authorizeAtProvider(startUrl: string, issuer: string, callbackPre
       headers: { ...BROWSER, ...(url.origin === issuer ? { cookie: cookie() } : {}), ...(body ? { 'content-type': 'application/x-www-form-urlencoded' } : {}) },
     });
     if (url.origin === issuer) keep(res);
+    else fromApi = apiCookie(res) || fromApi;
     method = 'GET';
     body = undefined;
     if (res.status >= 300 && res.status < 400) {
@@ -149,8 +163,8 @@ describe('OAuth 2 connections', function () {
     return res.body.connect_url;
   }
 
-  async function callbackPage(url: URL): Promise<{ status: number; html: string }> {
-    const res = await fetch(url, { headers: BROWSER, redirect: 'manual' });
+  async function callbackPage(url: URL, cookie = ''): Promise<{ status: number; html: string }> {
+    const res = await fetch(url, { headers: { ...BROWSER, ...(cookie ? { cookie } : {}) }, redirect: 'manual' });
     return { status: res.status, html: await res.text() };
   }
 
@@ -233,9 +247,13 @@ describe('OAuth 2 connections', function () {
 
     it('signs in at the provider, exchanges the code with the verifier and stores the tokens sealed with the granted scopes', async () => {
       const connectUrl = await link('@acme/cloud', 'oauth');
-      const back = await authorizeAtProvider(connectUrl, provider.issuer, callback);
+      const { back, cookie } = await authorizeAtProvider(connectUrl, provider.issuer, callback);
+      // The provider URL finished in another browser (no cookie from the start): refused.
+      const elsewhere = await callbackPage(back);
+      expect(elsewhere.status).to.equal(403);
+      expect(elsewhere.html).to.include('did not start in this browser');
       expect(back.searchParams.get('code')).to.be.a('string');
-      const page = await callbackPage(back);
+      const page = await callbackPage(back, cookie);
       expect(page.status, page.html).to.equal(200);
       expect(page.html).to.include('Connected to Acme Cloud');
 
@@ -258,7 +276,7 @@ describe('OAuth 2 connections', function () {
       expect(Number((await api.knex('connect_attempts').count('* as n').first())?.n)).to.equal(0);
 
       // the link is used up; the same callback again finds no link
-      expect((await callbackPage(back)).status).to.equal(410);
+      expect((await callbackPage(back, cookie)).status).to.equal(410);
     });
 
     it('keeps the code and verifier out of the connectLogin history', async () => {
@@ -288,15 +306,16 @@ describe('OAuth 2 connections', function () {
       const connectUrl = await link('@acme/cloud', 'oauth');
       const res = await fetch(connectUrl, { redirect: 'manual', headers: BROWSER });
       const state = new URL(res.headers.get('location')!).searchParams.get('state')!;
-      const denied = await callbackPage(new URL(`${callback}?error=access_denied&state=${state}`));
+      const cookie = apiCookie(res);
+      const denied = await callbackPage(new URL(`${callback}?error=access_denied&state=${state}`), cookie);
       expect(denied.status).to.equal(403);
       expect(denied.html).to.include('access_denied');
       // a made-up code: the provider refuses the exchange, a 502 page; the state is spent but the
       // link stays usable (start draws a new state)
-      const bad = await callbackPage(new URL(`${callback}?code=not-a-code&state=${state}`));
+      const bad = await callbackPage(new URL(`${callback}?code=not-a-code&state=${state}`), cookie);
       expect(bad.status, bad.html).to.equal(502);
       expect(bad.html).to.include('invalid_grant');
-      expect((await callbackPage(new URL(`${callback}?code=not-a-code&state=${state}`))).status).to.equal(410);
+      expect((await callbackPage(new URL(`${callback}?code=not-a-code&state=${state}`), cookie)).status).to.equal(410);
       const again = await fetch(connectUrl, { redirect: 'manual', headers: BROWSER });
       expect(again.status).to.equal(302);
     });
@@ -309,8 +328,8 @@ describe('OAuth 2 connections', function () {
       const otherFeed = await new Feed(api.url + streamPath, { cookie: member.client.cookie }).opened();
       // A fresh connection whose access tokens live 4 s.
       provider.settings.accessTokenTtl = 4;
-      const back = await authorizeAtProvider(await link('@acme/cloud', 'oauth', { connection_id: connectionId }), provider.issuer, callback);
-      expect((await callbackPage(back)).status).to.equal(200);
+      const { back, cookie } = await authorizeAtProvider(await link('@acme/cloud', 'oauth', { connection_id: connectionId }), provider.issuer, callback);
+      expect((await callbackPage(back, cookie)).status).to.equal(200);
       const first = openCredentials(KEY, await api.knex('connections').where({ id: connectionId }).first());
       const refreshed = await until('a refresh', async () => {
         const row = await api.knex('connections').where({ id: connectionId }).first();

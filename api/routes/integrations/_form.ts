@@ -14,6 +14,23 @@ import type { AppContext } from '../../route.ts';
 export const CONNECT_PATH = '/api/integrations/connect';
 export const SUBMIT_PATH = `${CONNECT_PATH}/submit`;
 export const CSRF_COOKIE = 'svc.connect_csrf';
+/**
+ * The OAuth 2 `state` of the redirect this browser started. The callback needs it: a provider URL
+ * handed to someone else (a victim's consent) cannot finish on the link of the one who made it.
+ * SameSite=Lax: the provider sends the browser back with a top-level GET.
+ */
+export const OAUTH_STATE_COOKIE = 'svc.connect_oauth';
+
+export function setOAuthStateCookie(ctx: AppContext, state: string): void {
+  const secure = ctx.services.config.publicUrl.startsWith('https:') ? '; Secure' : '';
+  ctx.append('Set-Cookie', `${OAUTH_STATE_COOKIE}=${state}; Path=${CONNECT_PATH}; Max-Age=600; HttpOnly; SameSite=Lax${secure}`);
+}
+
+/** True when this browser started the redirect that carried `state`. */
+export function startedHere(ctx: AppContext, state: string): boolean {
+  const cookie = ctx.cookies.get(OAUTH_STATE_COOKIE);
+  return !!cookie && safeEqual(cookie, state);
+}
 /** Form field names of the credentials: `field.<property>` (never clashes with token or csrf). */
 export const FIELD_PREFIX = 'field.';
 /** The form body cap: a credentials form is small. */

@@ -12,7 +12,7 @@ import { type CodeExchangeFields, redirectUri, refreshWorkflowId } from '../../.
 import { PLATFORM_TASK_QUEUE } from '../../../shared/events/publish.ts';
 import { decryptSecret } from '../../../shared/secrets.ts';
 import { defineRoute } from '../../route.ts';
-import { sendLinkGone, sendMessage, sendPage, escapeHtml, sendSuccess, sessionTarget } from './_form.ts';
+import { escapeHtml, sendLinkGone, sendMessage, sendPage, sendSuccess, sessionTarget, startedHere } from './_form.ts';
 
 const html = (description: string) => ({ description, contentType: 'text/html', schema: { type: 'string' } });
 
@@ -55,6 +55,12 @@ export default defineRoute<unknown, { code?: string; state?: string; error?: str
       ? ((await knex('connect_sessions').where({ oauth_state_hash: sha256Hex(state) }).first()) as SessionWithOAuth | undefined)
       : undefined;
     if (!row || row.used_at || row.expires_at.getTime() <= Date.now()) return sendLinkGone(ctx);
+    if (!startedHere(ctx, state)) {
+      return sendMessage(ctx, 403, 'This sign-in did not start in this browser', [
+        'For your safety a connection is only completed in the browser that opened the connect link.',
+        'Open the link you were given again, in this browser.',
+      ]);
+    }
     const target = await sessionTarget(knex, row);
     if (target?.auth.connect !== 'oauth2') return sendMessage(ctx, 404, 'This integration is no longer available', ['Ask the application that sent you here for a new link.']);
     const { integration, auth } = target;

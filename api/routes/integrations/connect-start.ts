@@ -4,7 +4,7 @@ import { type ConnectSessionRow, liveConnectSession } from '../../../shared/inte
 import { authorizationRequest, findOAuthClient, redirectUri, requestedScopes } from '../../../shared/integrations/oauth2.ts';
 import { encryptSecret } from '../../../shared/secrets.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
-import { CONTENT_SECURITY_POLICY, issueCsrf, sendForm, sendLinkGone, sendMessage, sessionTarget } from './_form.ts';
+import { CONTENT_SECURITY_POLICY, issueCsrf, sendForm, sendLinkGone, sendMessage, sessionTarget, setOAuthStateCookie } from './_form.ts';
 
 /**
  * An OAuth 2 auth: 302 to the provider's authorization_url. Each visit draws a new `state`
@@ -24,6 +24,7 @@ async function redirectToProvider(ctx: AppContext, token: string, row: ConnectSe
     .update({ oauth_state_hash: sha256Hex(req.state), oauth_verifier_sealed: req.verifier ? encryptSecret(config.secretsKey, req.verifier) : null });
   ctx.set('Cache-Control', 'no-store');
   ctx.set('Referrer-Policy', 'no-referrer');
+  setOAuthStateCookie(ctx, req.state);
   ctx.redirect(req.url);
 }
 
