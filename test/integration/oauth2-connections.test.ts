@@ -3,12 +3,15 @@
 // to the provider with state and PKCE, the callback's code is exchanged by the connectLogin
 // workflow, and refreshConnection refreshes before expiry; a refused refresh marks the
 // connection needs_reconnection.
+import fs from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { expect } from 'chai';
 import Provider from 'oidc-provider';
 import { openCredentials } from '../../shared/integrations/connections.ts';
+import { PROJECT_ROOT } from '../../temporal/cli.ts';
 import { zip } from '../fixtures/packages/build.ts';
 import { type Client, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { Feed } from '../support/sse-feed.ts';
@@ -368,6 +371,58 @@ describe('OAuth 2 connections', function () {
       } finally {
         feed.es.close();
         otherFeed.es.close();
+      }
+    });
+  });
+
+  describe('in a real browser (Chromium)', () => {
+    const CHROMIUM = '/usr/bin/chromium';
+    const ARTIFACTS = path.join(PROJECT_ROOT, 'test', 'artifacts');
+    before(function () {
+      if (!fs.existsSync(CHROMIUM)) {
+        console.warn(`      skipped: ${CHROMIUM} is absent (apt-get install chromium; .ci/run installs it)`);
+        this.skip();
+      }
+    });
+
+    /** oidc-provider's development pages: sign in, then consent, until the API's callback answers. */
+    async function throughProvider(page: import('playwright-core').Page): Promise<void> {
+      for (let step = 0; step < 4 && !page.url().startsWith(callback); step++) {
+        if (await page.$('input[name=login]')) {
+          await page.fill('input[name=login]', 'alice');
+          await page.fill('input[name=password]', 'any');
+        }
+        if (!(await page.$('button[type=submit]'))) throw new Error(`no form at ${page.url()}: ${(await page.textContent('body'))?.slice(0, 300)}`);
+        await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+      }
+      expect(page.url().startsWith(callback), page.url()).to.equal(true);
+    }
+
+    it('connects through the provider to the success page, and refuses a callback in a browser that did not start it (screenshots)', async () => {
+      const { chromium } = await import('playwright-core');
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+      });
+      try {
+        fs.mkdirSync(ARTIFACTS, { recursive: true });
+        const page = await (await browser.newContext()).newPage();
+        await page.goto(await link('@acme/cloud', 'oauth'));
+        await throughProvider(page);
+        expect(await page.textContent('[role=status]')).to.include('Connected to Acme Cloud');
+        await page.screenshot({ path: path.join(ARTIFACTS, 'oauth-success.png'), fullPage: true });
+
+        // Someone opens their own link, stops at the provider, and the provider's answer for that
+        // state arrives in another browser: refused there.
+        const started = await fetch(await link('@acme/cloud', 'oauth'), { redirect: 'manual', headers: BROWSER });
+        const state = new URL(started.headers.get('location')!).searchParams.get('state');
+        expect(state).to.be.a('string');
+        const other = await (await browser.newContext()).newPage();
+        await other.goto(`${callback}?code=from-elsewhere&state=${state}`);
+        expect(await other.textContent('h1')).to.equal('This sign-in did not start in this browser');
+        await other.screenshot({ path: path.join(ARTIFACTS, 'oauth-other-browser.png'), fullPage: true });
+      } finally {
+        await browser.close();
       }
     });
   });
