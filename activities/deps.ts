@@ -10,4 +10,6 @@ export interface ActivityDeps {
   log: Logger;
   /** Starts workflows (webhook deliveries) from activities. */
   workflows: Client;
+  /** Aborted when the worker starts draining (SIGTERM): running agents hand their runs over. */
+  draining?: AbortSignal;
 }

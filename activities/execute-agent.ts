@@ -1,14 +1,19 @@
 // executeAgent: starts the sidecar and the sandboxed runtime for one run, heartbeats while it
 // works, kills it when the workflow cancels (timeout or cancel), and reports the output or a
-// readable reason. Never retried: a second attempt would run the agent twice.
+// readable reason. Retried only when a worker is lost or hands the run over (DESIGN.md section
+// 8): the new attempt's runtime goes on from the run's journal, so nothing completed is redone.
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import type { Knex } from 'knex';
 import { egressDispatcher } from '../shared/egress.ts';
 import { resolveModel } from '../shared/models/resolve.ts';
+import { HEARTBEAT_TIMEOUT_SECONDS } from '../shared/runs/attempts.ts';
+import { appendRunLog } from '../shared/runs/logs.ts';
 import type { RunRow } from '../shared/runs/model.ts';
 import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
 import { RUNTIME_ENTRY, type SandboxExit, type SandboxMode, spawnSandbox } from './sandbox/spawn.ts';
 import { apiIntegrations } from './sidecar/api-call.ts';
+import { RunJournal } from './sidecar/journal.ts';
 import { McpTools } from './sidecar/mcp-tools.ts';
 import { Sidecar } from './sidecar/server.ts';
 
@@ -30,6 +35,35 @@ function failure(message: string, type = 'AgentFailed'): ApplicationFailure {
   return ApplicationFailure.nonRetryable(message, type);
 }
 
+/**
+ * Before a retried attempt: fails the run once it has lost RUN_MAX_WORKER_LOSSES workers (or
+ * when there is no checkpoint to resume from), else logs the resume once.
+ */
+async function beginAttempt(knex: Knex, runId: string, attempt: number, config: ActivityDeps['config'], journal: RunJournal): Promise<void> {
+  if (attempt === 1) return;
+  const { handovers } = (await knex('runs').where({ id: runId }).first('handovers')) as { handovers: number[] };
+  const losses = attempt - 1 - handovers.length;
+  if (!config.runCheckpoints) {
+    throw failure(
+      `The worker running this agent stopped responding (no heartbeat for ${HEARTBEAT_TIMEOUT_SECONDS} s) and checkpoints are off (RUN_CHECKPOINTS=false), so the run cannot resume`,
+      'WorkerLost',
+    );
+  }
+  if (losses >= config.runMaxWorkerLosses) {
+    throw failure(
+      `The run lost its worker ${losses} times (each stopped responding for ${HEARTBEAT_TIMEOUT_SECONDS} s before the run finished); RUN_MAX_WORKER_LOSSES is ${config.runMaxWorkerLosses}`,
+      'WorkerLost',
+    );
+  }
+  const why = handovers.includes(attempt - 1) ? 'after its worker shut down' : 'after a worker loss';
+  const steps = journal.recorded;
+  await appendRunLog(knex, runId, {
+    level: 'warn',
+    type: 'resume',
+    message: `The run resumed on another worker ${why} (attempt ${attempt}): ${steps} completed step${steps === 1 ? ' is' : 's are'} replayed from its checkpoint, not repeated`,
+  });
+}
+
 function exitReason(exit: SandboxExit, memoryMb: number, sidecar: Sidecar): string {
   if (sidecar.state.fatalError) return sidecar.state.fatalError;
   if (exit.oomKilled) return `The agent exceeded its memory ceiling of ${memoryMb} MiB and was killed`;
@@ -41,66 +75,93 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
   const { knex, config, log } = deps;
   return {
     async executeAgent(runId: string): Promise<ExecuteResult> {
-      const ctx = Context.current();
-      const loaded = await loadRunWithAgent(knex, runId);
-      if (!loaded) throw failure('The run was deleted before it started');
-      const { run, agent } = loaded;
-      if (!agent) throw failure(`Version ${run.package_version} of the agent is no longer available`);
-      const model = await resolveModel(knex, config, run.org_id);
-      if (!model) {
-        throw failure('No model is configured: add one with POST /api/models (isDefault: true) or set MODEL_BASE_URL and MODEL_NAME', 'NoModel');
-      }
-      const pins = (
-        await knex('agent_memory').where({ package_id: agent.packageId, actor_key: actorKey(run), kind: 'pin' }).orderBy('id').limit(50).select('content')
-      ).map((r) => r.content as string);
-      // The instance default model is the operator's own: its host may be internal.
-      const allow = [...config.egressAllowInternalHosts, ...(model.source === 'instance' ? [new URL(model.baseUrl).hostname] : [])];
-      const dispatcher = egressDispatcher(allow, 10_000, config.extraCaCertsPath);
-      // Integrations the model may call through `api_call`; their connections are loaded and
-      // decrypted in the sidecar, per call, and never reach the sandbox.
-      const apis = await apiIntegrations(knex, run, agent);
-      // MCP server dependencies: connected here, credentials injected in the worker (mcp-tools.ts).
-      const mcp = await McpTools.open(run, agent.mcpServers, { knex, log, config });
-      const sidecar = new Sidecar(
-        { run, agent, model, pins, actorKey: actorKey(run), apiIntegrations: apis },
-        { knex, log, dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, mcp, delivery: config },
-      );
-      const limits = config.platformRunLimits;
-      let sandbox: ReturnType<typeof spawnSandbox>;
       try {
-        await sidecar.listen();
-        sandbox = spawnSandbox({
-          name: run.id,
-          nodeArgs: [RUNTIME_ENTRY],
-          socketDir: sidecar.socketDir,
-          memoryMb: limits.agent_memory_ceiling_mb,
-          cpus: limits.agent_cpu_ceiling,
-        });
+        return await execute(runId);
       } catch (err) {
-        // Nothing runs yet: release what was opened for the run (MCP clients, sockets).
-        await sidecar.close().catch(() => undefined);
-        await mcp.close();
-        await dispatcher.close();
-        throw err;
+        // Only lost workers and handovers are retried: anything else ends the run with its reason.
+        if (err instanceof ApplicationFailure || err instanceof CancelledFailure) throw err;
+        throw failure((err as Error).message);
       }
-      if (sandbox.mode === 'process') log.warn({ runId }, 'bwrap is missing: the agent runs WITHOUT isolation (process mode)');
-      await knex('runs').where({ id: runId }).update({ sandbox_mode: sandbox.mode });
-      const beat = setInterval(() => ctx.heartbeat({ modelCalls: sidecar.state.modelCalls }), HEARTBEAT_EVERY_MS);
-      const onCancel = () => sandbox.kill();
-      ctx.cancellationSignal.addEventListener('abort', onCancel);
-      let exit: SandboxExit;
-      try {
-        exit = await sandbox.exited;
-      } finally {
-        clearInterval(beat);
-        ctx.cancellationSignal.removeEventListener('abort', onCancel);
-        await sidecar.close();
-        await mcp.close();
-        await dispatcher.close();
-      }
-      if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The sandbox was stopped');
-      if (sidecar.state.output) return { output: sidecar.state.output.value, sandboxMode: sandbox.mode };
-      throw failure(exitReason(exit, limits.agent_memory_ceiling_mb, sidecar));
     },
   };
+
+  async function execute(runId: string): Promise<ExecuteResult> {
+    const ctx = Context.current();
+    const attempt = ctx.info.attempt;
+    const loaded = await loadRunWithAgent(knex, runId);
+    if (!loaded) throw failure('The run was deleted before it started');
+    const { run, agent } = loaded;
+    if (!agent) throw failure(`Version ${run.package_version} of the agent is no longer available`);
+    const model = await resolveModel(knex, config, run.org_id);
+    if (!model) {
+      throw failure('No model is configured: add one with POST /api/models (isDefault: true) or set MODEL_BASE_URL and MODEL_NAME', 'NoModel');
+    }
+    const journal = await RunJournal.load(knex, runId, attempt, config.runCheckpoints);
+    await beginAttempt(knex, runId, attempt, config, journal);
+    const pins = (
+      await knex('agent_memory').where({ package_id: agent.packageId, actor_key: actorKey(run), kind: 'pin' }).orderBy('id').limit(50).select('content')
+    ).map((r) => r.content as string);
+    // The instance default model is the operator's own: its host may be internal.
+    const allow = [...config.egressAllowInternalHosts, ...(model.source === 'instance' ? [new URL(model.baseUrl).hostname] : [])];
+    const dispatcher = egressDispatcher(allow, 10_000, config.extraCaCertsPath);
+    // Integrations the model may call through `api_call`; their connections are loaded and
+    // decrypted in the sidecar, per call, and never reach the sandbox.
+    const apis = await apiIntegrations(knex, run, agent);
+    // MCP server dependencies: connected here, credentials injected in the worker (mcp-tools.ts).
+    const mcp = await McpTools.open(run, agent.mcpServers, { knex, log, config });
+    const sidecar = new Sidecar(
+      { run, agent, model, pins, actorKey: actorKey(run), apiIntegrations: apis },
+      { knex, log, journal, dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, mcp, delivery: config },
+    );
+    const limits = config.platformRunLimits;
+    let sandbox: ReturnType<typeof spawnSandbox>;
+    try {
+      await sidecar.listen();
+      sandbox = spawnSandbox({
+        name: run.id,
+        nodeArgs: [RUNTIME_ENTRY],
+        socketDir: sidecar.socketDir,
+        memoryMb: limits.agent_memory_ceiling_mb,
+        cpus: limits.agent_cpu_ceiling,
+      });
+    } catch (err) {
+      // Nothing runs yet: release what was opened for the run (MCP clients, sockets).
+      await sidecar.close().catch(() => undefined);
+      await mcp.close();
+      await dispatcher.close();
+      throw err;
+    }
+    if (sandbox.mode === 'process') log.warn({ runId }, 'bwrap is missing: the agent runs WITHOUT isolation (process mode)');
+    await knex('runs').where({ id: runId }).update({ sandbox_mode: sandbox.mode });
+    ctx.heartbeat({ modelCalls: 0 });
+    const beat = setInterval(() => ctx.heartbeat({ modelCalls: sidecar.state.modelCalls }), HEARTBEAT_EVERY_MS);
+    const onCancel = () => sandbox.kill();
+    // A draining worker records the handover (it is not a loss), then stops the sandbox.
+    let handover: Promise<void> | undefined;
+    const onDrain = () => {
+      handover = knex('runs')
+        .where({ id: runId })
+        .update({ handovers: knex.raw('array_append(handovers, ?)', [attempt]) })
+        .then(() => sandbox.kill());
+    };
+    ctx.cancellationSignal.addEventListener('abort', onCancel);
+    if (deps.draining?.aborted) onDrain();
+    else deps.draining?.addEventListener('abort', onDrain);
+    let exit: SandboxExit;
+    try {
+      exit = await sandbox.exited;
+      await handover;
+    } finally {
+      clearInterval(beat);
+      ctx.cancellationSignal.removeEventListener('abort', onCancel);
+      deps.draining?.removeEventListener('abort', onDrain);
+      await sidecar.close();
+      await mcp.close();
+      await dispatcher.close();
+    }
+    if (sidecar.state.output) return { output: sidecar.state.output.value, sandboxMode: sandbox.mode };
+    if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The sandbox was stopped');
+    if (handover) throw ApplicationFailure.retryable('The worker is shutting down: the run is handed over to another worker', 'WorkerDrain');
+    throw failure(exitReason(exit, limits.agent_memory_ceiling_mb, sidecar));
+  }
 }

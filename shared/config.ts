@@ -247,6 +247,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** `npm start`: `file` writes API and worker output to `$DATA_DIR/logs/{api,worker}.log`; `json` leaves their JSON lines on stdout. */
     logFormat: oneOf(env, 'LOG_FORMAT', ['file', 'json'], 'file'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info'),
+    /** A run fails after losing this many workers (missed heartbeats); until then it resumes from its checkpoint on another worker. */
+    runMaxWorkerLosses: int(env, 'RUN_MAX_WORKER_LOSSES', 3, 1),
+    /** `false` stops journaling runs (a little less database work per step): a lost worker then fails its run. */
+    runCheckpoints: oneOf(env, 'RUN_CHECKPOINTS', ['true', 'false'], 'true') === 'true',
     platformRunLimits: parseJsonSetting('PLATFORM_RUN_LIMITS', env.PLATFORM_RUN_LIMITS) as PlatformRunLimits,
     inlineRunLimits: parseJsonSetting('INLINE_RUN_LIMITS', env.INLINE_RUN_LIMITS) as InlineRunLimits,
     llmProxyLimits: parseJsonSetting('LLM_PROXY_LIMITS', env.LLM_PROXY_LIMITS) as LlmProxyLimits,

@@ -10,13 +10,19 @@ const config = loadServiceConfig('worker');
 const log = createLogger(config.logLevel, 'worker');
 const sdkLevel: LogLevel = ({ trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN' } as const)[config.logLevel as 'info'] ?? 'ERROR';
 Runtime.install({
-  shutdownSignals: ['SIGINT', 'SIGTERM'],
+  shutdownSignals: [], // ours below: shutting down drains first
   // The SDK's own log lines go through pino like ours.
   logger: new DefaultLogger(sdkLevel, (entry) => log[entry.level === 'TRACE' ? 'trace' : (entry.level.toLowerCase() as 'info')]({ sdk: entry.meta }, entry.message)),
 });
 const knex = createKnex(config.databaseUrl);
 const service = await createServiceWorkers({ config, knex, log, temporalAddress: config.temporalAddress });
 log.info({ taskQueues: service.workers.map((w) => w.options.taskQueue) }, 'workers polling');
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log.info({ signal }, 'worker draining: running agents are handed over, short activities finish');
+    service.shutdown();
+  });
+}
 try {
   await service.run(); // resolves after SIGINT/SIGTERM once in-flight tasks finish or the grace time ends
 } finally {

@@ -24,8 +24,9 @@ export const WORKFLOWS_PATH = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
 
 export interface ServiceWorkers {
   workers: Worker[];
-  /** Runs every worker until shutdown() (or a signal with Runtime shutdownSignals). */
+  /** Runs every worker until shutdown(). */
   run(): Promise<void>;
+  /** Stops polling, hands running agents over to other workers, lets short activities finish (10 s grace). */
   shutdown(): void;
   close(): Promise<void>;
 }
@@ -43,7 +44,9 @@ export async function createServiceWorkers(opts: {
   const connection = await NativeConnection.connect(options as never);
   const clientConnection = await Connection.connect(options);
   const workflows = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
-  const deps = { config, knex, log, workflows };
+  // Shutting down drains: agents running here hand their runs over before the workers stop.
+  const drain = new AbortController();
+  const deps = { config, knex, log, workflows, draining: drain.signal };
   const bundle = opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
   const common = { connection, namespace: config.temporalNamespace, ...bundle, shutdownGraceTime: '10 seconds' } as const;
   const workers = [
@@ -69,6 +72,7 @@ export async function createServiceWorkers(opts: {
       await Promise.all(workers.map((w) => w.run()));
     },
     shutdown: () => {
+      drain.abort();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
     },
     close: async () => {

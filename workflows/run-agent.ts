@@ -1,6 +1,7 @@
-// runAgent (DESIGN.md section 2): markRunRunning -> executeAgent raced against a durable timer
-// of the clamped timeout -> finalizeRun in a non-cancellable scope. Cancelling the workflow
-// cancels the run; a lost worker shows up as a missed heartbeat (the watchdog).
+// runAgent (DESIGN.md sections 2 and 8): markRunRunning -> executeAgent raced against a durable
+// timer of the clamped timeout -> finalizeRun in a non-cancellable scope. Cancelling the workflow
+// cancels the run; a lost worker shows up as a missed heartbeat, and the retried attempt resumes
+// the run from its journal on another worker (shared/runs/attempts.ts).
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -13,6 +14,7 @@ import {
 } from '@temporalio/workflow';
 import type { createExecuteAgentActivity } from '../activities/execute-agent.ts';
 import type { RunOutcome } from '../activities/run-state.ts';
+import { EXECUTE_AGENT_RETRY, HEARTBEAT_TIMEOUT_SECONDS } from '../shared/runs/attempts.ts';
 import { finalize, markStarted } from './run-lifecycle.ts';
 
 type ExecActivities = ReturnType<typeof createExecuteAgentActivity>;
@@ -21,8 +23,6 @@ export interface RunAgentInput {
   runId: string;
   timeoutSeconds: number;
 }
-
-export const HEARTBEAT_TIMEOUT_SECONDS = 10;
 
 function describe(err: unknown): string {
   if (err instanceof ActivityFailure) {
@@ -39,7 +39,7 @@ export async function runAgent(input: RunAgentInput): Promise<string> {
   const exec = proxyActivities<ExecActivities>({
     startToCloseTimeout: `${input.timeoutSeconds + 120} seconds`,
     heartbeatTimeout: `${HEARTBEAT_TIMEOUT_SECONDS} seconds`,
-    retry: { maximumAttempts: 1 },
+    retry: EXECUTE_AGENT_RETRY,
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   });
 

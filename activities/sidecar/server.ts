@@ -11,10 +11,11 @@ import type { Logger } from '../../shared/log.ts';
 import type { ModelConfig } from '../../shared/models/resolve.ts';
 import type { ResolvedAgent } from '../../shared/packages/resolve-agent.ts';
 import { notifyRunEvent } from '../../shared/runs/events.ts';
-import { appendRunLog, type LogLevel } from '../../shared/runs/logs.ts';
+import { appendRunLog, type LogEntryInput, type LogLevel } from '../../shared/runs/logs.ts';
 import type { RunRow, RunUsage } from '../../shared/runs/model.ts';
 import { SANDBOX_UID } from '../sandbox/spawn.ts';
 import { type ApiCallContext, type ApiIntegration, apiCall, apiCallTool } from './api-call.ts';
+import { JournalMismatch, type RunJournal } from './journal.ts';
 import type { McpTools } from './mcp-tools.ts';
 import { type ChatMessage, complete, ModelCallError, type ToolDef } from './providers.ts';
 
@@ -23,12 +24,20 @@ export interface SidecarState {
   /** Why the run cannot go on (a model provider error, ...): becomes the run's error. */
   fatalError?: string;
   usage: RunUsage;
+  /** Model calls this attempt sent (answers replayed from the journal are not counted). */
   modelCalls: number;
+}
+
+export interface ToolResult {
+  content: string;
+  done?: boolean;
 }
 
 export interface SidecarDeps {
   knex: Knex;
   log: Logger;
+  /** Answers earlier attempts of this run already got, and where new ones are recorded. */
+  journal: RunJournal;
   dispatcher: Dispatcher;
   maxRequestBytes: number;
   /** The run's MCP server tools (mcp-tools.ts), offered after the runtime tools. */
@@ -127,25 +136,33 @@ function send(res: http.ServerResponse, status: number, body: unknown): void {
 }
 
 export class Sidecar {
-  readonly state: SidecarState = { usage: { inputTokens: 0, outputTokens: 0, costUsd: 0 }, modelCalls: 0 };
+  readonly state: SidecarState;
   readonly socketDir: string;
   private readonly server: http.Server;
   private readonly abort = new AbortController();
   private readonly tools: ToolDef[];
   private readonly deps: SidecarDeps;
   private readonly spec: SidecarRun;
+  /** Model and tool steps one after the other: the journal's order is the runtime's. */
+  private steps: Promise<unknown> = Promise.resolve();
+  private readonly handling = new Set<Promise<void>>();
 
   constructor(spec: SidecarRun, deps: SidecarDeps) {
     this.spec = spec;
     this.deps = deps;
+    // A resumed run goes on from the usage its journaled model calls already counted.
+    this.state = { usage: { ...spec.run.usage }, modelCalls: 0 };
     this.tools = toolDefs(spec.agent, deps.delivery ? spec.apiIntegrations : []);
     if (deps.mcp) this.tools.push(...deps.mcp.defs);
     this.socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-'));
     this.server = http.createServer((req, res) => {
-      this.handle(req, res).catch((err) => {
+      const handling = this.handle(req, res).catch((err) => {
+        if (err instanceof JournalMismatch) this.state.fatalError = err.message;
         deps.log.warn({ err, runId: spec.run.id }, 'sidecar request failed');
         if (!res.headersSent) send(res, 500, { error: (err as Error).message });
       });
+      this.handling.add(handling);
+      handling.finally(() => this.handling.delete(handling));
     });
   }
 
@@ -172,6 +189,9 @@ export class Sidecar {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
     });
+    // A step being written finishes (or fails) before the attempt ends, so the next attempt
+    // never reads a journal that is still growing.
+    await Promise.allSettled([...this.handling]);
     fs.rmSync(this.socketDir, { recursive: true, force: true });
   }
 
@@ -182,17 +202,24 @@ export class Sidecar {
       return send(res, 200, { system: systemPrompt(agent, pins), input: run.input, maxTurns: MAX_TURNS });
     }
     const body = await readBody(req, this.deps.maxRequestBytes);
-    if (req.method === 'POST' && url === '/v1/model') return send(res, ...(await this.model(body.messages)));
-    if (req.method === 'POST' && url.startsWith('/v1/tools/')) return send(res, 200, await this.tool(url.slice('/v1/tools/'.length), body.arguments));
-    if (req.method === 'POST' && url === '/v1/log') {
-      await this.log(LOG_LEVELS.includes(body.level) ? body.level : 'info', 'runtime', String(body.message ?? ''));
-      return send(res, 200, { ok: true });
+    if (req.method === 'POST' && url === '/v1/model') return send(res, ...(await this.serially(() => this.model(body.messages))));
+    if (req.method === 'POST' && url.startsWith('/v1/tools/')) {
+      const name = decodeURIComponent(url.slice('/v1/tools/'.length));
+      return send(res, 200, await this.serially(() => this.tool(name, body.arguments)));
     }
     send(res, 404, { error: 'unknown sidecar route' });
   }
 
+  private serially<T>(step: () => Promise<T>): Promise<T> {
+    const done = this.steps.then(step, step);
+    this.steps = done.catch(() => undefined);
+    return done;
+  }
+
   private async model(messages: ChatMessage[]): Promise<[number, unknown]> {
     const { run, model } = this.spec;
+    const replayed = this.deps.journal.replay('model', model.model, messages);
+    if (replayed) return [200, replayed.response];
     try {
       const completion = await complete(model, messages, this.tools, this.deps.dispatcher, this.abort.signal);
       this.state.modelCalls++;
@@ -202,53 +229,71 @@ export class Sidecar {
       usage.inputTokens += u.inputTokens;
       usage.outputTokens += u.outputTokens;
       usage.costUsd = Math.round((usage.costUsd + cost) * 1e9) / 1e9;
-      await this.deps.knex('runs').where({ id: run.id }).update({ usage: JSON.stringify(usage) });
-      await notifyRunEvent(this.deps.knex, { kind: 'usage', runId: run.id, orgId: run.org_id, spaceId: run.space_id });
-      return [200, { message: completion.message }];
+      const answer = { message: completion.message };
+      await this.deps.journal.record('model', model.model, messages, answer, async (trx) => {
+        await trx('runs').where({ id: run.id }).update({ usage: JSON.stringify(usage) });
+        await notifyRunEvent(trx, { kind: 'usage', runId: run.id, orgId: run.org_id, spaceId: run.space_id });
+      });
+      return [200, answer];
     } catch (err) {
       const reason = err instanceof ModelCallError ? err.message : `The model call failed: ${(err as Error).message}`;
       this.state.fatalError = reason;
-      await this.log('error', 'model', reason);
+      await appendRunLog(this.deps.knex, run.id, { level: 'error', type: 'model', message: reason });
       return [502, { error: reason }];
     }
   }
 
-  private async tool(name: string, args: unknown): Promise<{ content: string; done?: boolean }> {
+  private async tool(name: string, args: unknown): Promise<ToolResult> {
+    const replayed = this.deps.journal.replay('tool', name, args);
+    if (replayed) {
+      if (name === 'output') this.state.output = { value: args };
+      return replayed.response as ToolResult;
+    }
+    // Effects are written with the step, in one transaction: a resumed run neither loses nor repeats them.
+    const logs: LogEntryInput[] = [];
+    const memory: Array<{ kind: string; content: string }> = [];
+    const result = await this.carryOut(name, args, logs, memory);
     const { run, agent, actorKey } = this.spec;
+    await this.deps.journal.record('tool', name, args, result, async (trx) => {
+      for (const m of memory) await trx('agent_memory').insert({ org_id: run.org_id, package_id: agent.packageId, actor_key: actorKey, run_id: run.id, ...m });
+      for (const entry of logs) await appendRunLog(trx, run.id, entry);
+    });
+    if (name === 'output') this.state.output = { value: args };
+    return result;
+  }
+
+  private async carryOut(name: string, args: unknown, logs: LogEntryInput[], memory: Array<{ kind: string; content: string }>): Promise<ToolResult> {
     if (!this.tools.some((t) => t.name === name)) return { content: `Unknown tool "${name}". Available: ${this.tools.map((t) => t.name).join(', ')}` };
     if (this.deps.mcp?.has(name)) return this.deps.mcp.call(name, args);
     const a = (args ?? {}) as Record<string, unknown>;
     switch (name) {
       case 'output':
-        this.state.output = { value: args };
-        await this.log('info', 'output', 'The agent produced its output');
+        logs.push({ level: 'info', type: 'output', message: 'The agent produced its output' });
         return { content: 'Output recorded. The run is complete.', done: true };
       case 'api_call':
         return apiCall(
           {
             knex: this.deps.knex,
             config: this.deps.delivery!,
-            run,
+            run: this.spec.run,
             integrations: this.spec.apiIntegrations ?? [],
-            log: (level, type, message) => this.log(level, type, message),
+            log: async (level, type, message) => {
+              logs.push({ level, type, message });
+            },
             signal: this.abort.signal,
           },
           a,
         );
       case 'log':
-        await this.log(LOG_LEVELS.includes(String(a.level)) ? (a.level as LogLevel) : 'info', 'agent', String(a.message ?? ''));
+        logs.push({ level: LOG_LEVELS.includes(String(a.level)) ? (a.level as LogLevel) : 'info', type: 'agent', message: String(a.message ?? '') });
         return { content: 'Logged.' };
       default: {
         const content = String(a.content ?? '').slice(0, 4000);
         if (!content) return { content: `${name} needs a non-empty "content"` };
-        await this.deps.knex('agent_memory').insert({ org_id: run.org_id, package_id: agent.packageId, actor_key: actorKey, kind: name, content, run_id: run.id });
-        await this.log('info', name, content);
+        memory.push({ kind: name, content });
+        logs.push({ level: 'info', type: name, message: content });
         return { content: name === 'pin' ? 'Pinned for later runs.' : 'Noted.' };
       }
     }
-  }
-
-  private async log(level: LogLevel, type: string, message: string): Promise<void> {
-    await appendRunLog(this.deps.knex, this.spec.run.id, { level, type, message });
   }
 }

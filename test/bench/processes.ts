@@ -8,12 +8,25 @@ import { PROJECT_ROOT } from '../../temporal/cli.ts';
 import { stack } from '../support/stack.ts';
 import { workerEnv } from '../support/worker.ts';
 
-export async function startServiceProcesses(env: Record<string, string>, extraEntries: string[] = []): Promise<{ apiUrl: string; stop(): Promise<void> }> {
+const baseEnv = (env: Record<string, string>) => ({
+  ...process.env,
+  ...workerEnv(env),
+  LOG_LEVEL: 'error',
+  DATABASE_URL: stack().databaseUrl,
+  TEMPORAL_ADDRESS: stack().temporalAddress,
+});
+
+/** `entries` default to the API and one worker; a benchmark that kills workers starts its own with `startWorker`. */
+export async function startServiceProcesses(
+  env: Record<string, string>,
+  extraEntries: string[] = [],
+  entries = ['api/main.ts', 'workers/main.ts'],
+): Promise<{ apiUrl: string; stop(): Promise<void> }> {
   const port = await freePort();
-  const base = { ...process.env, ...workerEnv(env), LOG_LEVEL: 'error', DATABASE_URL: stack().databaseUrl, TEMPORAL_ADDRESS: stack().temporalAddress };
+  const base = baseEnv(env);
   const node = (entry: string, extra: Record<string, string> = {}): ChildProcess =>
     spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, entry)], { env: { ...base, ...extra }, stdio: ['ignore', 'ignore', 'inherit'] });
-  const children = [node('api/main.ts', { PORT: String(port), HOST: '127.0.0.1' }), node('workers/main.ts'), ...extraEntries.map((e) => node(e))];
+  const children = [...entries.map((e) => node(e, e === 'api/main.ts' ? { PORT: String(port), HOST: '127.0.0.1' } : {})), ...extraEntries.map((e) => node(e))];
   const apiUrl = `http://127.0.0.1:${port}`;
   await waitForHealthy(`${apiUrl}/api/health`, 60_000);
   return {
@@ -30,4 +43,23 @@ export async function startServiceProcesses(env: Record<string, string>, extraEn
       );
     },
   };
+}
+
+/** A worker process, resolved once it polls its task queues (its `workers polling` log line). */
+export function startWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, 'workers', 'main.ts')], {
+    env: { ...baseEnv(env), LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let seen = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      seen += chunk.toString('utf8');
+      if (seen.includes('"workers polling"')) {
+        seen = '';
+        resolve(child);
+      } else seen = seen.slice(-200);
+    });
+    child.once('exit', (code) => reject(new Error(`the worker exited with ${code} before polling`)));
+  });
 }

@@ -16,6 +16,9 @@ describe('configuration', () => {
     expect(c.llmProxyLimits).to.deep.equal({ rate_per_min: 60, max_request_bytes: 10 * 1024 * 1024 });
     expect(c.credentialProxyLimits.max_response_bytes).to.equal(50 * 1024 * 1024);
     expect(c.apiBodyLimitBytes).to.equal(10 * 1024 * 1024);
+    // DESIGN.md section 8: a run resumes from its checkpoint until it has lost three workers.
+    expect(c.runMaxWorkerLosses).to.equal(3);
+    expect(c.runCheckpoints).to.equal(true);
   });
 
   it('merges a partial setting over the defaults', () => {
@@ -30,6 +33,8 @@ describe('configuration', () => {
     [{ LLM_PROXY_LIMITS: '{"rate_per_min": 1.5}' }, /LLM_PROXY_LIMITS\.rate_per_min must be integer/],
     [{ CREDENTIAL_PROXY_LIMITS: '[1' }, /CREDENTIAL_PROXY_LIMITS is not valid JSON/],
     [{ PORT: 'abc' }, /PORT must be an integer/],
+    [{ RUN_MAX_WORKER_LOSSES: '0' }, /RUN_MAX_WORKER_LOSSES must be an integer >= 1/],
+    [{ RUN_CHECKPOINTS: 'off' }, /RUN_CHECKPOINTS must be one of true, false/],
     [{ AUTH_SIGNUP: 'maybe' }, /AUTH_SIGNUP must be one of open, closed/],
     [{ TRUSTED_ORIGINS: 'https://a.example.com/path' }, /TRUSTED_ORIGINS entry/],
   ];

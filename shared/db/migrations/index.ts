@@ -14,6 +14,7 @@ import * as m010 from './010_run_connections.ts';
 import * as m011 from './011_refused_runs.ts';
 import * as m012 from './012_credential_proxy_sessions.ts';
 import * as m013 from './013_oauth2.ts';
+import * as m014 from './014_run_steps.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '011_refused_runs': m011,
   '012_credential_proxy_sessions': m012,
   '013_oauth2': m013,
+  '014_run_steps': m014,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

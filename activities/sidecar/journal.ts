@@ -1,0 +1,90 @@
+// The run's journal (DESIGN.md section 8). The runtime is deterministic: given the same answers
+// it asks the same questions in the same order. The sidecar records each answer (a model
+// completion, a tool result) together with its effects (usage, log lines, notes) in one
+// transaction; an attempt on another worker starts a fresh runtime and the journal answers every
+// question it already holds, so no completed model call is sent again and no effect is written
+// twice. Only calls cut off by the loss itself are made again.
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+
+export type StepKind = 'model' | 'tool';
+
+interface Step {
+  kind: StepKind;
+  name: string;
+  requestHash: string;
+  response: unknown;
+}
+
+/** The checkpoint no longer matches what the runtime asks: resuming would change the run. */
+export class JournalMismatch extends Error {}
+
+function digest(request: unknown): string {
+  return createHash('sha256').update(JSON.stringify(request ?? null)).digest('hex');
+}
+
+export class RunJournal {
+  private readonly knex: Knex;
+  private readonly runId: string;
+  private readonly attempt: number;
+  private readonly steps: Step[];
+  /** False when RUN_CHECKPOINTS is off: effects are written, answers are not kept. */
+  private readonly keep: boolean;
+  private next = 0;
+
+  private constructor(knex: Knex, runId: string, attempt: number, steps: Step[], keep: boolean) {
+    this.knex = knex;
+    this.runId = runId;
+    this.attempt = attempt;
+    this.steps = steps;
+    this.keep = keep;
+  }
+
+  static async load(knex: Knex, runId: string, attempt: number, keep = true): Promise<RunJournal> {
+    const rows = keep ? await knex('run_steps').where({ run_id: runId }).orderBy('seq').select('kind', 'name', 'request_hash', 'response') : [];
+    const steps = rows.map((r) => ({ kind: r.kind, name: r.name, requestHash: r.request_hash, response: r.response }));
+    return new RunJournal(knex, runId, attempt, steps, keep);
+  }
+
+  /** Steps recorded by earlier attempts. */
+  get recorded(): number {
+    return this.steps.length;
+  }
+
+  /** How many of them this attempt's runtime has asked for again so far. */
+  get replayed(): number {
+    return Math.min(this.next, this.steps.length);
+  }
+
+  /** The recorded answer when this request was answered before, else undefined (do it now, then `record`). */
+  replay(kind: StepKind, name: string, request: unknown): { response: unknown } | undefined {
+    if (this.next >= this.steps.length) return undefined;
+    const step = this.steps[this.next];
+    if (step.kind !== kind || step.name !== name || step.requestHash !== digest(request)) {
+      throw new JournalMismatch(
+        `The run cannot resume: step ${this.next + 1} of its checkpoint was a ${step.kind} call (${step.name}) with other arguments than the runtime asks now`,
+      );
+    }
+    this.next++;
+    return { response: step.response };
+  }
+
+  /** Writes a new step's effects and the step itself in one transaction. */
+  async record(kind: StepKind, name: string, request: unknown, response: unknown, effects: (trx: Knex.Transaction) => Promise<void>): Promise<void> {
+    const seq = ++this.next;
+    await this.knex.transaction(async (trx) => {
+      await effects(trx);
+      if (this.keep) {
+        await trx('run_steps').insert({
+          run_id: this.runId,
+          seq,
+          kind,
+          name,
+          request_hash: digest(request),
+          response: JSON.stringify(response),
+          attempt: this.attempt,
+        });
+      }
+    });
+  }
+}
