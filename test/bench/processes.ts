@@ -45,12 +45,20 @@ export async function startServiceProcesses(
   };
 }
 
+const workers = new Set<ChildProcess>();
+// Workers a benchmark started do not outlive it, even when it fails.
+process.on('exit', () => {
+  for (const w of workers) w.kill('SIGKILL');
+});
+
 /** A worker process, resolved once it polls its task queues (its `workers polling` log line). */
 export function startWorker(env: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, 'workers', 'main.ts')], {
     env: { ...baseEnv(env), LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  workers.add(child);
+  child.once('exit', () => workers.delete(child));
   return new Promise((resolve, reject) => {
     let seen = '';
     child.stdout!.on('data', (chunk: Buffer) => {

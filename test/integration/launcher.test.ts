@@ -1,6 +1,7 @@
 // `npm start`'s launcher (issue 14): the whole service from a clone under a 0700 parent, so the
 // embedded Postgres's unprivileged user (when run as root) can reach neither the binaries nor the
-// data directory; a SIGKILLed worker and API come back; Ctrl-C leaves no process behind.
+// data directory; a SIGKILLed worker and API come back (a run launched before the worker's kill
+// resumes and completes, one launched after succeeds); Ctrl-C leaves no process behind.
 //
 // The clone is a copy of the working tree's tracked files (uncommitted changes included) into
 // <tmp>/private/clone; its node_modules is a folder of symlinks into this checkout's, except the
@@ -13,6 +14,9 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { freePort } from '../../shared/stack/ports.ts';
 import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { newOrg } from '../support/api.ts';
+import { FakeModel, toolCall } from '../support/fake-model.ts';
+import { importAgent } from '../support/packages.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -108,13 +112,21 @@ describe('npm start launcher (issue 14)', function () {
   let clone: string;
   let launcher: ChildProcess | undefined;
   let output = '';
-
-  before(() => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-launcher-'));
-    clone = makeClone(root);
+  let model: FakeModel;
+  let releaseHung!: (answer: unknown) => void;
+  const hung = new Promise((r) => {
+    releaseHung = r;
   });
 
-  after(() => {
+  before(async () => {
+    root = fs.mkdtempSync(path.join(os.tmpdir(), 'svc-launcher-'));
+    clone = makeClone(root);
+    model = await new FakeModel().start();
+  });
+
+  after(async () => {
+    releaseHung(toolCall('output', {}));
+    await model?.stop();
     if (launcher?.pid && launcher.exitCode === null) {
       for (const pid of descendants(launcher.pid).reverse()) {
         try {
@@ -133,7 +145,16 @@ describe('npm start launcher (issue 14)', function () {
   it('starts from a clone under a 0700 parent, restarts a killed worker and API, and stops everything on Ctrl-C', async () => {
     const [port, pgPort, temporalPort, temporalUiPort] = [await freePort(0), await freePort(0), await freePort(0), await freePort(0)];
     const dataDir = path.join(clone, '.data');
-    const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dataDir, PG_PORT: String(pgPort), TEMPORAL_PORT: String(temporalPort), TEMPORAL_UI_PORT: String(temporalUiPort) };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      PORT: String(port),
+      DATA_DIR: dataDir,
+      PG_PORT: String(pgPort),
+      TEMPORAL_PORT: String(temporalPort),
+      TEMPORAL_UI_PORT: String(temporalUiPort),
+      MODEL_BASE_URL: model.url, // the instance default model: the fake, on this machine
+      MODEL_NAME: 'm',
+    };
     for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'SECRETS_KEY', 'LOG_FORMAT', 'BOOTSTRAP_TOKEN']) delete env[name];
     launcher = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', 'start.ts'], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     launcher.stdout!.on('data', (d: Buffer) => (output += d.toString()));
@@ -156,6 +177,22 @@ describe('npm start launcher (issue 14)', function () {
       const before = pids();
       for (const name of ['launcher', 'api', 'worker', 'postgres', 'temporal']) expect(before[name], name).to.be.a('number');
 
+      // A run that is waiting for its second model answer when the worker is killed.
+      const org = await newOrg({ url: `http://127.0.0.1:${port}` });
+      await importAgent(org.client, { name: '@launcher/agent', timeout: 600, runtimeTools: ['log'], input: { type: 'object' } });
+      let turn2Asked!: () => void;
+      const turn2 = new Promise<void>((r) => {
+        turn2Asked = r;
+      });
+      let turn2Count = 0;
+      model.script('before-kill', [
+        () => toolCall('log', { level: 'info', message: 'turn one' }),
+        () => (++turn2Count === 1 ? (turn2Asked(), hung) : toolCall('output', { resumed: true })),
+      ]);
+      const early = await org.client.post('/api/agents/@launcher/agent/run', { input: { marker: 'before-kill' } });
+      expect(early.status, early.text).to.equal(201);
+      await turn2;
+
       // A killed worker comes back; the API (and Postgres, Temporal) keep serving meanwhile.
       process.kill(before.worker, 'SIGKILL');
       await until('worker restarted', () => /worker exited \(killed by SIGKILL\); restarting in 1 s/.test(output) && pids().worker !== before.worker, 30_000);
@@ -167,6 +204,15 @@ describe('npm start launcher (issue 14)', function () {
       process.kill(before.api, 'SIGKILL');
       await until('API restarted', async () => pids().api !== before.api && (await healthy(health)), 30_000);
       expect(output).to.match(/api exited \(killed by SIGKILL\); restarting in 1 s/);
+
+      // The run launched before the kill resumed on the restarted worker and completed; one launched now succeeds.
+      const resumed = await org.client.get(`/api/runs/${early.body.id}?wait=60`);
+      expect(resumed.body.status, resumed.body.error).to.equal('success');
+      expect(resumed.body.result).to.deep.equal({ output: { resumed: true } });
+      const late = await org.client.post('/api/agents/@launcher/agent/run', { input: {} });
+      expect(late.status, late.text).to.equal(201);
+      const lateDone = await org.client.get(`/api/runs/${late.body.id}?wait=60`);
+      expect(lateDone.body.status, lateDone.body.error).to.equal('success');
 
       // Ctrl-C: everything stops, in order, and nothing is left behind.
       const pgData = fs.realpathSync(path.join(dataDir, 'pg'));

@@ -48,8 +48,8 @@ describe('runs that lose their worker', function () {
     return model.requests.filter((r) => JSON.stringify(r.body.messages?.[1] ?? '').includes(marker));
   }
 
-  async function launch(client: Client, marker: string): Promise<string> {
-    const run = await client.post('/api/agents/@loss/agent/run', { input: { marker } });
+  async function launch(client: Client, marker: string, agent = '@loss/agent'): Promise<string> {
+    const run = await client.post(`/api/agents/${agent}/run`, { input: { marker } });
     expect(run.status).to.equal(201);
     return run.body.id;
   }
@@ -66,6 +66,7 @@ describe('runs that lose their worker', function () {
     org = await newOrg(api);
     await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
     await importAgent(org.client, { name: '@loss/agent', timeout: 600, runtimeTools: ['log', 'note'], input: { type: 'object' } });
+    await importAgent(org.client, { name: '@loss/short', timeout: 8, input: { type: 'object' } });
     const hook = await org.client.post('/api/webhooks', {
       level: 'space',
       spaceId: org.defaultSpaceId,
@@ -209,5 +210,27 @@ describe('runs that lose their worker', function () {
     expect(done.body.status).to.equal('cancelled');
     // The run did not start again: the model saw only the lost attempt's first turn.
     expect(requestsFor('resume-cancel')).to.have.length(1);
+  });
+
+  it('ends `timeout` when its timeout passes while it waits to resume', async () => {
+    const arrived = gate();
+    model.script('resume-timeout', [
+      () => {
+        arrived.open();
+        return hung.opened;
+      },
+    ]);
+    const lost = worker();
+    const id = await launch(org.client, 'resume-timeout', '@loss/short');
+    await arrived.opened;
+    await kill(lost);
+    worker();
+    // The 8 s timer fires while the run has no live worker; whether or not the new worker has
+    // begun resuming it by then (the timer's workflow task waits out the dead worker's sticky
+    // queue), the run ends `timeout` and its sandbox is stopped.
+    const done = await org.client.get(`/api/runs/${id}?wait=60`);
+    expect(done.body.status).to.equal('timeout');
+    expect(done.body.error).to.equal('The run exceeded its timeout of 8 s');
+    expect(done.body.result).to.equal(null);
   });
 });
