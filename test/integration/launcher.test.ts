@@ -187,7 +187,11 @@ describe('npm start launcher (issue 14)', function () {
       let turn2Count = 0;
       model.script('before-kill', [
         () => toolCall('log', { level: 'info', message: 'turn one' }),
-        () => (++turn2Count === 1 ? (turn2Asked(), hung) : toolCall('output', { resumed: true })),
+        () => {
+          if (++turn2Count > 1) return toolCall('output', { resumed: true });
+          turn2Asked();
+          return hung; // the worker is killed while waiting for this answer
+        },
       ]);
       const early = await org.client.post('/api/agents/@launcher/agent/run', { input: { marker: 'before-kill' } });
       expect(early.status, early.text).to.equal(201);
