@@ -15,6 +15,7 @@ import * as m011 from './011_refused_runs.ts';
 import * as m012 from './012_credential_proxy_sessions.ts';
 import * as m013 from './013_oauth2.ts';
 import * as m014 from './014_run_steps.ts';
+import * as m015 from './015_oidc.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -36,6 +37,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '012_credential_proxy_sessions': m012,
   '013_oauth2': m013,
   '014_run_steps': m014,
+  '015_oidc': m015,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
