@@ -3,13 +3,16 @@
 // is the inline stylesheet's hash, and a double-submit CSRF token: a random value in an
 // HttpOnly SameSite=Strict cookie scoped to the connect path, and in the form its HMAC bound to
 // the link's token. Field values never come back into a page when the field is secret.
-import { createHash, createHmac, randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
-import { safeEqual, sha256Hex } from '../../../shared/crypto.ts';
+import { safeEqual } from '../../../shared/crypto.ts';
 import { type ErrorCode, type ProblemFieldError, problem } from '../../../shared/errors.ts';
 import { findIntegration, type Integration, type IntegrationAuth } from '../../../shared/integrations/auths.ts';
 import type { ConnectSessionRow } from '../../../shared/integrations/connect-sessions.ts';
+import { type CsrfScope, csrfValid as validCsrf, issueCsrf as newCsrf } from '../../html/csrf.ts';
+import { escapeHtml, sendPage } from '../../html/page.ts';
 import type { AppContext } from '../../route.ts';
+
+export { CONTENT_SECURITY_POLICY, escapeHtml, sendPage } from '../../html/page.ts';
 
 export const CONNECT_PATH = '/api/integrations/connect';
 export const SUBMIT_PATH = `${CONNECT_PATH}/submit`;
@@ -35,56 +38,6 @@ export function startedHere(ctx: AppContext, state: string): boolean {
 export const FIELD_PREFIX = 'field.';
 /** The form body cap: a credentials form is small. */
 export const FORM_BODY_LIMIT = 64 * 1024;
-
-const STYLE = `
-*{box-sizing:border-box}
-body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1f2328;background:#f6f8fa}
-main{max-width:28rem;margin:3rem auto;padding:2rem;background:#fff;border:1px solid #d0d7de;border-radius:8px}
-h1{font-size:1.5rem;margin:0 0 .25rem}
-.lead{margin:0 0 1.5rem;color:#59636e}
-.field{margin:0 0 1.25rem}
-label{display:block;font-weight:600;margin-bottom:.25rem}
-.req{color:#cf222e}
-.help{display:block;font-size:.875rem;color:#59636e;margin-top:.25rem}
-input[type=text],input[type=password],input[type=email],input[type=url],input[type=number],select{width:100%;padding:.5rem .625rem;font:inherit;border:1px solid #d0d7de;border-radius:6px}
-input[aria-invalid=true]{border-color:#cf222e}
-.check label{display:inline;font-weight:600;margin-left:.375rem}
-.error{display:block;color:#cf222e;font-size:.875rem;margin-top:.25rem}
-.alert{padding:.75rem 1rem;margin:0 0 1.25rem;border:1px solid #ff818266;background:#ffebe9;border-radius:6px}
-.ok{padding:.75rem 1rem;margin:0 0 1rem;border:1px solid #4ac26b66;background:#dafbe1;border-radius:6px}
-button{padding:.625rem 1.25rem;font:inherit;font-weight:600;color:#fff;background:#1f883d;border:1px solid #1a7f37;border-radius:6px;cursor:pointer}
-.note{font-size:.875rem;color:#59636e;margin-top:1.5rem}
-`;
-const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');
-
-export const CONTENT_SECURITY_POLICY = [
-  "default-src 'none'",
-  `style-src 'sha256-${STYLE_HASH}'`,
-  "form-action 'self'",
-  "frame-ancestors 'none'",
-  "base-uri 'none'",
-].join('; ');
-
-export function escapeHtml(value: unknown): string {
-  return String(value).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
-}
-
-/** Writes an HTML page with the hosted form's security headers. */
-export function sendPage(ctx: AppContext, status: number, title: string, body: string): void {
-  ctx.status = status;
-  ctx.set('Content-Security-Policy', CONTENT_SECURITY_POLICY);
-  ctx.set('X-Content-Type-Options', 'nosniff');
-  ctx.set('Referrer-Policy', 'no-referrer');
-  ctx.set('Cache-Control', 'no-store');
-  ctx.set('X-Frame-Options', 'DENY');
-  ctx.type = 'text/html; charset=utf-8';
-  ctx.body = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="robots" content="noindex"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
-<body><main>
-${body}
-</main></body></html>`;
-}
 
 /** Problem codes of the statuses a message page may carry, for clients that do not ask for HTML. */
 const PAGE_PROBLEMS: Record<number, ErrorCode> = { 403: 'forbidden', 404: 'not_found', 410: 'connect_link_gone', 501: 'not_implemented' };
@@ -120,34 +73,15 @@ export function sendSuccess(ctx: AppContext, integration: Integration, label: st
 
 // ---- CSRF: double submit, the form value bound to the link ----
 
-/** Only without SECRETS_KEY (never in a service, which requires it): a key for this process. */
-const FALLBACK_KEY = randomBytes(32);
-function csrfKey(ctx: AppContext): Buffer {
-  const secret = ctx.services.config.secretsKey ?? FALLBACK_KEY;
-  return createHmac('sha256', secret).update('connect-form-csrf').digest();
-}
+const CSRF: CsrfScope = { cookie: CSRF_COOKIE, path: CONNECT_PATH, purpose: 'connect-form-csrf' };
 
-function csrfValue(ctx: AppContext, cookie: string, token: string): string {
-  return createHmac('sha256', csrfKey(ctx)).update(`${cookie}|${sha256Hex(token)}`).digest('base64url');
-}
-
-const COOKIE_FORMAT = /^[A-Za-z0-9_-]{43}$/;
-
-/** The hidden form value for `token`; sets the cookie when the browser has none (or a bad one). */
+/** The hidden form value for the link's `token`; sets the cookie when the browser has none. */
 export function issueCsrf(ctx: AppContext, token: string): string {
-  let cookie = ctx.cookies.get(CSRF_COOKIE);
-  if (!cookie || !COOKIE_FORMAT.test(cookie)) {
-    cookie = randomBytes(32).toString('base64url');
-    const secure = ctx.services.config.publicUrl.startsWith('https:') ? '; Secure' : '';
-    ctx.append('Set-Cookie', `${CSRF_COOKIE}=${cookie}; Path=${CONNECT_PATH}; Max-Age=3600; HttpOnly; SameSite=Strict${secure}`);
-  }
-  return csrfValue(ctx, cookie, token);
+  return newCsrf(ctx, CSRF, token);
 }
 
 export function csrfValid(ctx: AppContext, token: string, submitted: string | undefined): boolean {
-  const cookie = ctx.cookies.get(CSRF_COOKIE);
-  if (!cookie || !COOKIE_FORMAT.test(cookie) || !submitted) return false;
-  return safeEqual(csrfValue(ctx, cookie, token), submitted);
+  return validCsrf(ctx, CSRF, token, submitted);
 }
 
 // ---- the session's integration ----
