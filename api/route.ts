@@ -20,6 +20,8 @@ export interface RateLimitRule {
   by: 'ip' | 'identity';
   /** Only when NODE_ENV=production (SPEC 5.4: session-library routes). */
   productionOnly?: boolean;
+  /** OAuth endpoints (SPEC 5.5): a refusal is the RFC 6749 body `{error: 'temporarily_unavailable'}`, not a problem document. */
+  oauthError?: boolean;
 }
 
 export interface ResponseDef {

@@ -2,7 +2,7 @@
 // authenticate -> rate limit -> tenancy and permission -> params/query -> body -> handler.
 import Router from '@koa/router';
 import type { ValidateFunction } from 'ajv';
-import { ProblemError, problem } from '../shared/errors.ts';
+import { problem } from '../shared/errors.ts';
 import { assertValid, bodyAjv, paramAjv } from '../shared/validation.ts';
 import { readJsonBody } from './middleware/body.ts';
 import { authenticate } from './middleware/authenticate.ts';
@@ -16,6 +16,7 @@ interface Compiled {
   query?: ValidateFunction;
   /** The query parameters the route declares (and OpenAPI publishes). */
   queryNames: ReadonlySet<string>;
+  openQuery: boolean;
   body?: ValidateFunction;
 }
 
@@ -24,6 +25,8 @@ function compile(route: RouteDef): Compiled {
     params: route.params && paramAjv.compile(route.params),
     query: route.query && paramAjv.compile(route.query),
     queryNames: new Set(Object.keys((route.query?.properties as object | undefined) ?? {})),
+    // OAuth endpoints ignore parameters they do not know (RFC 6749 3.1), and say so in their schema.
+    openQuery: route.query?.additionalProperties === true,
     body: route.body && bodyAjv.compile(route.body),
   };
 }
@@ -43,10 +46,12 @@ export function buildRouter(routes: RouteDef[]): Router {
   const router = new Router();
   for (const route of routes) {
     const v = compile(route);
-    router[route.method](route.path, async (raw) => {
+    const paramCount = (route.path.match(/:/g) ?? []).length;
+    router[route.method](route.path, async (raw, next) => {
       const ctx = raw as unknown as AppContext;
+      if (shadowed(raw as { matched?: MatchedLayer[] }, paramCount)) return next();
       await authenticate(ctx, route);
-      await enforceRateLimit(ctx, route); // before idempotency: a replay still costs a point
+      if (!(await enforceRateLimit(ctx, route))) return; // before idempotency: a replay still costs a point
       await resolveTenancy(ctx, route); // permissions first, replays included
       const idempotencyKey = idempotencyKeyFor(ctx, route);
       let body: unknown;
@@ -55,7 +60,7 @@ export function buildRouter(routes: RouteDef[]): Router {
         const params = { ...ctx.params };
         if (v.params) assertValid(v.params, params);
         const query: Record<string, unknown> = { ...ctx.query };
-        assertDeclaredQuery(v.queryNames, query);
+        if (!v.openQuery) assertDeclaredQuery(v.queryNames, query);
         if (v.query) assertValid(v.query, query);
         if (v.body) {
           if (body === undefined) body = {};
@@ -70,27 +75,44 @@ export function buildRouter(routes: RouteDef[]): Router {
   return router;
 }
 
+interface MatchedLayer {
+  methods: string[];
+  paramNames: unknown[];
+}
+
+/**
+ * The route templates that claim a path: of those matching it, the ones with the fewest
+ * parameters, so `/api/api-keys/available-scopes` belongs to its literal route and not to
+ * `/api/api-keys/:id` (OpenAPI lists them as separate paths with their own methods).
+ */
+function claiming(ctx: { matched?: MatchedLayer[] }): MatchedLayer[] {
+  const routes = (ctx.matched ?? []).filter((layer) => layer.methods.length);
+  const fewest = Math.min(...routes.map((layer) => layer.paramNames.length));
+  return routes.filter((layer) => layer.paramNames.length === fewest);
+}
+
+/** Whether a template with more parameters than another matching one must leave this path alone. */
+function shadowed(ctx: { matched?: MatchedLayer[] }, paramCount: number): boolean {
+  return claiming(ctx).some((layer) => layer.paramNames.length < paramCount);
+}
+
 /**
  * 405 for a path served under other methods, including methods the router does not implement
- * (TRACE, CONNECT...): RFC 9110 15.5.6 requires `Allow` on every 405, so it is set here from
- * the routes matching the path rather than left to the router, which omits it on those.
+ * (TRACE, CONNECT...), and OPTIONS: `Allow` (RFC 9110 15.5.6) lists the methods of the
+ * templates that claim the path, never those of an overlapping parameterized one.
  */
-export function allowedMethods(router: Router) {
-  const inner = router.allowedMethods({
-    throw: true,
-    methodNotAllowed: () => problem('method_not_allowed'),
-    notImplemented: () => problem('method_not_allowed'),
-  });
-  return async (ctx: Parameters<typeof inner>[0], next: () => Promise<unknown>) => {
-    try {
-      await inner(ctx, next);
-    } catch (err) {
-      const matched = (ctx as { matched?: Array<{ methods: string[] }> }).matched ?? [];
-      const allow = [...new Set(matched.flatMap((layer) => layer.methods))];
-      if (err instanceof ProblemError && err.code === 'method_not_allowed' && allow.length) {
-        throw problem('method_not_allowed', { detail: err.detail, headers: { ...err.headers, Allow: allow.join(', ') } });
-      }
-      throw err;
+export function allowedMethods() {
+  return async (ctx: AppContext, next: () => Promise<unknown>) => {
+    await next();
+    if (ctx.status !== 404 || ctx.body !== undefined) return;
+    const allow = [...new Set(claiming(ctx as { matched?: MatchedLayer[] }).flatMap((layer) => layer.methods))];
+    if (!allow.length) return;
+    if (ctx.method === 'OPTIONS') {
+      ctx.status = 200;
+      ctx.body = '';
+      ctx.set('Allow', allow.join(', '));
+      return;
     }
+    if (!allow.includes(ctx.method)) throw problem('method_not_allowed', { headers: { Allow: allow.join(', ') } });
   };
 }

@@ -21,6 +21,9 @@ input[aria-invalid=true]{border-color:#cf222e}
 .alert{padding:.75rem 1rem;margin:0 0 1.25rem;border:1px solid #ff818266;background:#ffebe9;border-radius:6px}
 .ok{padding:.75rem 1rem;margin:0 0 1rem;border:1px solid #4ac26b66;background:#dafbe1;border-radius:6px}
 button{padding:.625rem 1.25rem;font:inherit;font-weight:600;color:#fff;background:#1f883d;border:1px solid #1a7f37;border-radius:6px;cursor:pointer}
+button.secondary{color:#1f2328;background:#f6f8fa;border-color:#d0d7de;margin-left:.5rem}
+h2{font-size:1.125rem;margin:2rem 0 .25rem}
+code{font:1.125rem ui-monospace,monospace;letter-spacing:.1em}
 .note{font-size:.875rem;color:#59636e;margin-top:1.5rem}
 `;
 const STYLE_HASH = createHash('sha256').update(STYLE).digest('base64');

@@ -46,20 +46,32 @@ function setHeaders(ctx: AppContext, rule: RateLimitRule, res: RateLimiterRes): 
   return reset;
 }
 
-/** Consumes one point for the route; 429 `rate_limited` with Retry-After when exhausted. */
-export async function enforceRateLimit(ctx: AppContext, route: RouteDef): Promise<void> {
+/**
+ * Consumes one point for the route; 429 `rate_limited` with Retry-After when exhausted. False
+ * when it answered the request itself (an OAuth endpoint's RFC 6749 refusal).
+ */
+export async function enforceRateLimit(ctx: AppContext, route: RouteDef): Promise<boolean> {
   const rule = rateLimitOf(route, ctx.services.config);
-  if (!rule) return;
-  if (rule.productionOnly && ctx.services.config.nodeEnv !== 'production') return;
+  if (!rule) return true;
+  if (rule.productionOnly && ctx.services.config.nodeEnv !== 'production') return true;
   const limiter = ctx.services.rateLimiters.forRoute(`${route.method.toUpperCase()} ${route.path}`, rule);
   try {
     const res = await limiter.consume(identity(ctx, rule));
     setHeaders(ctx, rule, res);
+    return true;
   } catch (err) {
     if (!(err instanceof RateLimiterRes)) throw err;
     const retryAfter = setHeaders(ctx, rule, err);
+    const detail = `Rate limit of ${rule.points} requests per ${rule.duration} s reached for this route; retry in ${retryAfter} s`;
+    if (rule.oauthError) {
+      ctx.status = 429;
+      ctx.set('Retry-After', String(retryAfter));
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = { error: 'temporarily_unavailable', error_description: detail };
+      return false;
+    }
     throw problem('rate_limited', {
-      detail: `Rate limit of ${rule.points} requests per ${rule.duration} s reached for this route; retry in ${retryAfter} s`,
+      detail,
       retryAfter,
       headers: { RateLimit: ctx.response.get('RateLimit'), 'RateLimit-Policy': ctx.response.get('RateLimit-Policy') },
     });

@@ -22,6 +22,8 @@ import { packageRoutes } from './packages/index.ts';
 import { realtimeRoutes } from './realtime/index.ts';
 import { scheduleRoutes } from './schedules/index.ts';
 import { webhookRoutes } from './webhooks/index.ts';
+import { oidcRoutes } from './oidc/index.ts';
+import { oauthClientRoutes } from './oauth-clients/index.ts';
 import { endUserRoutes } from './end-users/index.ts';
 import launchRun from './agents/launch-run.ts';
 import agentRuns from './agents/runs-list.ts';
@@ -121,6 +123,8 @@ export const resourceRoutes: RouteDef[] = [
   ...credentialProxyRoutes,
   ...scheduleRoutes,
   ...webhookRoutes,
+  ...oauthClientRoutes,
+  ...oidcRoutes,
   ...endUserRoutes,
   integrationList,
   connectWithFields,

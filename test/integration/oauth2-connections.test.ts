@@ -76,8 +76,9 @@ async function startProvider(callback: string): Promise<TestProvider> {
     cookies: { keys: ['test-cookie-key-0123456789'] },
   } as never);
   // Every grant the token endpoint answered, with its parameters (for assertions).
-  provider.on('grant.success', (ctx: { oidc: { params: Record<string, string | undefined> } }) => {
-    tokenRequests.push(new URLSearchParams(Object.entries(ctx.oidc.params).filter((e): e is [string, string] => typeof e[1] === 'string')));
+  provider.on('grant.success', (ctx) => {
+    const params = (ctx.oidc.params ?? {}) as Record<string, unknown>;
+    tokenRequests.push(new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => typeof e[1] === 'string')));
   });
   const server = http.createServer(provider.callback());
   await new Promise<void>((r) => server.listen(port, '127.0.0.1', r));

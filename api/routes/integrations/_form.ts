@@ -36,8 +36,6 @@ export function startedHere(ctx: AppContext, state: string): boolean {
 }
 /** Form field names of the credentials: `field.<property>` (never clashes with token or csrf). */
 export const FIELD_PREFIX = 'field.';
-/** The form body cap: a credentials form is small. */
-export const FORM_BODY_LIMIT = 64 * 1024;
 
 /** Problem codes of the statuses a message page may carry, for clients that do not ask for HTML. */
 const PAGE_PROBLEMS: Record<number, ErrorCode> = { 403: 'forbidden', 404: 'not_found', 410: 'connect_link_gone', 501: 'not_implemented' };

@@ -1,12 +1,11 @@
-import getRawBody from 'raw-body';
 import { ProblemError, problem } from '../../../shared/errors.ts';
 import { connect } from '../../../shared/integrations/connect.ts';
 import { liveConnectSession } from '../../../shared/integrations/connect-sessions.ts';
+import { readForm } from '../../html/form.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
 import {
   credentialsFromForm,
   csrfValid,
-  FORM_BODY_LIMIT,
   fieldErrorsOf,
   sendForm,
   sendLinkGone,
@@ -16,20 +15,6 @@ import {
 } from './_form.ts';
 
 const html = (description: string) => ({ description, contentType: 'text/html', schema: { type: 'string' } });
-
-async function readForm(ctx: AppContext): Promise<URLSearchParams> {
-  if (!ctx.is('application/x-www-form-urlencoded')) {
-    throw problem('unsupported_media_type', `Send the form as application/x-www-form-urlencoded, not ${ctx.get('Content-Type') || 'no content type'}`);
-  }
-  let raw: string;
-  try {
-    raw = await getRawBody(ctx.req, { limit: FORM_BODY_LIMIT, encoding: 'utf8' });
-  } catch (err) {
-    if ((err as { type?: string }).type === 'entity.too.large') throw problem('payload_too_large', `The form exceeds ${FORM_BODY_LIMIT} bytes`);
-    throw err;
-  }
-  return new URLSearchParams(raw);
-}
 
 export default defineRoute({
   method: 'post',

@@ -1,0 +1,162 @@
+// The authorization server (SPEC 4.2, 5.5; DESIGN.md section 7): oidc-provider configured once
+// per API process, its state in Postgres (shared/oidc/adapter.ts), its keys sealed in Postgres
+// (shared/oidc/keys.ts). Every option that differs from the library's default is set and
+// explained here.
+import { createHmac } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { SCOPES } from '../../../shared/permissions.ts';
+import { accountClaims } from '../../../shared/oidc/accounts.ts';
+import { postgresAdapter } from '../../../shared/oidc/adapter.ts';
+import { DEVICE_CODE_GRANT, OIDC_SCOPES } from '../../../shared/oidc/clients.ts';
+import { loadSigningKeys } from '../../../shared/oidc/keys.ts';
+import type { Services } from '../../services.ts';
+import { deviceSuccessPage, deviceUserCodeConfirmPage, deviceUserCodeInputPage, errorPage, logoutPage } from './pages.ts';
+
+export const OAUTH2_PATH = '/api/auth/oauth2';
+export const INTERACTION_PATH = `${OAUTH2_PATH}/interaction`;
+
+/** Where each endpoint lives (SPEC 4.2); the resume paths are these plus `/:uid`. */
+export const ROUTES = {
+  authorization: `${OAUTH2_PATH}/authorize`,
+  token: `${OAUTH2_PATH}/token`,
+  userinfo: `${OAUTH2_PATH}/userinfo`,
+  introspection: `${OAUTH2_PATH}/introspect`,
+  revocation: `${OAUTH2_PATH}/revoke`,
+  registration: `${OAUTH2_PATH}/register`,
+  end_session: `${OAUTH2_PATH}/end-session`,
+  jwks: '/api/auth/jwks',
+  device_authorization: '/api/auth/device/code',
+  code_verification: '/api/auth/device',
+  pushed_authorization_request: `${OAUTH2_PATH}/par`,
+} as const;
+
+/** SPEC 8.6: an access token lives one hour. */
+export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+
+/** The audience of every access token: the service's API. */
+export function apiAudience(publicUrl: string): string {
+  return `${publicUrl}/api`;
+}
+
+export interface OidcServer {
+  provider: Provider;
+  /** oidc-provider's own Koa app as a node handler: our routes hand it the request. */
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
+async function createServer(services: Services): Promise<OidcServer> {
+  const { config, knex } = services;
+  const audience = apiAudience(config.publicUrl);
+  const keys = await loadSigningKeys(knex, config.secretsKey);
+  // Cookie signing keys derived from SECRETS_KEY: stable across restarts and replicas.
+  const cookieKey = createHmac('sha256', config.secretsKey ?? Buffer.alloc(32)).update('oidc-cookies').digest('base64url');
+  const permissionScopes = SCOPES.join(' ');
+  const configuration: Configuration = {
+    adapter: postgresAdapter(knex, config.secretsKey),
+    jwks: { keys: keys as never },
+    routes: ROUTES,
+    // Clients come from `oauth_clients` through the adapter; none is configured statically.
+    clients: [],
+    extraClientMetadata: { properties: ['level', 'org_id', 'space_id', 'allow_signup'] },
+    findAccount: async (_ctx, sub) => {
+      const claims = await accountClaims(knex, sub);
+      if (!claims) return undefined;
+      return { accountId: sub, claims: async () => claims };
+    },
+    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name'] },
+    // Every scope a client may register: OpenID's and the service's permissions (which the API
+    // resource's access tokens carry, below).
+    scopes: [...OIDC_SCOPES, ...SCOPES],
+    interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
+    cookies: {
+      keys: [cookieKey],
+      names: { session: 'svc.oidc_session', interaction: 'svc.oidc_interaction', resume: 'svc.oidc_resume' },
+      long: { signed: true, httpOnly: true, sameSite: 'lax' },
+      short: { signed: true, httpOnly: true, sameSite: 'lax' },
+    },
+    // OAuth 2.1: PKCE for every authorization code, S256 only.
+    pkce: { required: () => true },
+    features: {
+      devInteractions: { enabled: false }, // our sign-in and consent pages (interaction routes)
+      deviceFlow: {
+        enabled: true,
+        userCodeInputSource: deviceUserCodeInputPage,
+        userCodeConfirmSource: deviceUserCodeConfirmPage,
+        successSource: deviceSuccessPage,
+      },
+      introspection: { enabled: true },
+      revocation: { enabled: true },
+      // SPEC 4.2: dynamic registration needs no session; such clients are instance level.
+      registration: { enabled: true, initialAccessToken: false },
+      rpInitiatedLogout: { enabled: true, logoutSource: logoutPage },
+      userinfo: { enabled: true },
+      // Access tokens are ES256 JWTs for the API (SPEC 5.1), carrying the service's permissions.
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => audience,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resource) => {
+          if (resource !== audience) throw new errors.InvalidTarget(`the only resource is ${audience}`);
+          return { scope: permissionScopes, audience, accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
+        },
+      },
+    },
+    // The token says which client level issued it and what it is bound to (SPEC 5.5).
+    extraTokenClaims: async (ctx, token) => {
+      const client = ctx.oidc.client ?? (token.clientId ? await ctx.oidc.provider.Client.find(token.clientId) : undefined);
+      if (!client) return undefined;
+      const meta = client.metadata() as Record<string, unknown>;
+      return { lvl: meta.level, ...(meta.level !== 'instance' ? { org_id: meta.org_id } : {}), ...(meta.level === 'space' ? { space_id: meta.space_id } : {}) };
+    },
+    // A refresh token for every client allowed the grant (a CLI keeps working without offline_access).
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    ttl: {
+      AccessToken: ACCESS_TOKEN_TTL_SECONDS,
+      AuthorizationCode: 60,
+      IdToken: 3600,
+      DeviceCode: 600,
+      Interaction: 3600,
+      Grant: 30 * 24 * 3600,
+      Session: 14 * 24 * 3600,
+      RefreshToken: 30 * 24 * 3600,
+    },
+    clientDefaults: {
+      grant_types: ['authorization_code', 'refresh_token', DEVICE_CODE_GRANT],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'client_secret_basic',
+      id_token_signed_response_alg: 'ES256', // the only key type we hold
+    },
+    renderError: errorPage,
+    // A browser client may call the token endpoint from the origins of its redirect URIs.
+    clientBasedCORS: (_ctx, origin, client) => (client.redirectUris ?? []).some((uri) => new URL(uri).origin === origin),
+  };
+  const provider = new Provider(config.publicUrl, configuration);
+  provider.proxy = config.trustProxy > 0;
+  const callback = provider.callback();
+  return {
+    provider,
+    handle: (req, res) =>
+      new Promise<void>((resolve) => {
+        res.once('finish', resolve);
+        res.once('close', resolve);
+        callback(req, res);
+      }),
+  };
+}
+
+const servers = new WeakMap<Services, Promise<OidcServer>>();
+
+/** The authorization server of this API process, created on first use (it reads its keys from Postgres). */
+export function oidcServer(services: Services): Promise<OidcServer> {
+  let server = servers.get(services);
+  if (!server) {
+    server = createServer(services);
+    server.catch(() => servers.delete(services)); // a failed start is retried by the next request
+    servers.set(services, server);
+  }
+  return server;
+}
+
+export type { KoaContextWithOIDC };
