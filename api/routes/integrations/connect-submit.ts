@@ -1,8 +1,8 @@
-import { ProblemError, problem } from '../../../shared/errors.ts';
+import { ProblemError } from '../../../shared/errors.ts';
 import { connect } from '../../../shared/integrations/connect.ts';
 import { liveConnectSession } from '../../../shared/integrations/connect-sessions.ts';
 import { readForm } from '../../html/form.ts';
-import { type AppContext, defineRoute } from '../../route.ts';
+import { defineRoute } from '../../route.ts';
 import {
   credentialsFromForm,
   csrfValid,
