@@ -25,13 +25,14 @@ export function grantOf(ctx: AppContext): AccessGrant {
   const { org, space, endUserId, viewAs } = ctx.state.tenancy!;
   return {
     kind: auth.kind,
-    credentialId: auth.kind === 'api_key' ? auth.key.id : auth.session.id,
+    credentialId: auth.kind === 'api_key' ? auth.key.id : auth.kind === 'oidc' ? auth.clientId : auth.session.id,
+    tokenScopes: auth.kind === 'oidc' ? auth.scopes : undefined,
     userId: auth.userId,
     orgId: org!.id,
     spaceId: space!.id,
     endUserId,
     viewAs,
-    expiresAt: auth.kind === 'api_key' ? auth.key.expires_at : auth.session.expires_at,
+    expiresAt: auth.kind === 'api_key' ? auth.key.expires_at : auth.kind === 'oidc' ? auth.expiresAt : auth.session.expires_at,
   };
 }
 

@@ -68,6 +68,7 @@ export const ERROR_CATALOG = {
   upstream_response_withheld: { status: 502, title: 'Upstream response withheld', description: 'The target answered in a form that cannot be searched for echoed credentials (compressed although asked for identity), or a binary body containing the credential: it is not passed on.' },
   rate_limited: { status: 429, title: 'Too many requests', description: 'The per-route limit for this identity is exhausted; wait `retry_after` seconds.' },
   internal_error: { status: 500, title: 'Internal error', description: 'The server failed; the request id identifies it in the logs.' },
+  credential_change_revocation_failed: { status: 500, title: 'Credential change not applied', description: 'Changing or resetting a password revokes the account\'s OAuth refresh tokens, grants and device codes; that failed, so the password was not changed. Try again.' },
   service_unavailable: { status: 503, title: 'Service unavailable', description: 'A dependency (Postgres or Temporal) is unreachable.' },
 } as const satisfies Record<string, ErrorEntry>;
 

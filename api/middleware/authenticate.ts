@@ -1,24 +1,88 @@
 // Credentials in SPEC 5.1 order: OIDC access token, API key, session cookie.
-import type { ApiKey, Session } from '../../shared/db/models.ts';
+import { type ApiKey, EndUser, type Session } from '../../shared/db/models.ts';
 import { problem } from '../../shared/errors.ts';
 import { findLiveKey } from '../../shared/identity/api-keys.ts';
+import { type ClientLevel, findClientRow, SPACE_TOKEN_SCOPES } from '../../shared/oidc/clients.ts';
+import { verifyAccessToken } from '../../shared/oidc/tokens.ts';
+import { isScope, type Scope } from '../../shared/permissions.ts';
 import { runForSinkSecret } from '../../shared/runs/sink.ts';
 import { SESSION_COOKIE, extendIfDue, findSession } from '../../shared/identity/sessions.ts';
 import type { AppContext, RouteDef } from '../route.ts';
 import { setSessionCookie } from '../session-cookie.ts';
 
-export type AuthState =
-  | { kind: 'session'; userId: string; session: Session }
-  | { kind: 'api_key'; userId: string; key: ApiKey };
+/**
+ * An OIDC access token (SPEC 5.5). `userId` is whose authority it carries: the signed-in user
+ * (instance, org), or for a space-level token the person who made the client, as an API key
+ * carries its creator's; the end-user is then who acts.
+ */
+export interface OidcToken {
+  kind: 'oidc';
+  userId: string;
+  level: ClientLevel;
+  clientId: string;
+  /** The permissions the token carries: a ceiling on what `userId` holds. */
+  scopes: Scope[];
+  /** Bound context: the organization (org, space level) and the space and end-user (space level). */
+  orgId?: string;
+  spaceId?: string;
+  endUserId?: string;
+  expiresAt: Date;
+}
+
+export type AuthState = { kind: 'session'; userId: string; session: Session } | { kind: 'api_key'; userId: string; key: ApiKey } | OidcToken;
+
+/** Credentials bound to one organization and carrying a scope ceiling: API keys, org- and space-level tokens. */
+export function boundOrgId(auth: AuthState): string | undefined {
+  if (auth.kind === 'api_key') return auth.key.org_id;
+  return auth.kind === 'oidc' ? auth.orgId : undefined;
+}
+
+/** The space an API key or a space-level token is pinned to. */
+export function boundSpaceId(auth: AuthState): string | undefined {
+  if (auth.kind === 'api_key') return auth.key.space_id;
+  return auth.kind === 'oidc' ? auth.spaceId : undefined;
+}
+
+/** The permissions the credential itself carries (a ceiling on its holder's role), if any. */
+export function credentialScopes(auth: AuthState): readonly string[] | undefined {
+  if (auth.kind === 'api_key') return auth.key.scopes;
+  return auth.kind === 'oidc' ? auth.scopes : undefined;
+}
+
+/** Who a per-identity counter counts (SPEC 8.1). */
+export function credentialIdentity(auth: AuthState): string {
+  if (auth.kind === 'api_key') return `apikey:${auth.key.id}`;
+  if (auth.kind === 'oidc' && auth.endUserId) return `end_user:${auth.endUserId}`;
+  return `user:${auth.userId}`;
+}
 
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 const KEY_TOUCH_EVERY_MS = 60_000;
 
 async function fromBearer(ctx: AppContext, bearer: string): Promise<AuthState> {
-  if (JWT_SHAPE.test(bearer)) {
-    throw problem('unauthorized', 'OIDC access tokens are not accepted: the oidc module is not enabled on this instance');
-  }
-  return fromApiKey(ctx, bearer);
+  return JWT_SHAPE.test(bearer) ? fromAccessToken(ctx, bearer) : fromApiKey(ctx, bearer);
+}
+
+async function fromAccessToken(ctx: AppContext, token: string): Promise<OidcToken> {
+  const { knex, config } = ctx.services;
+  const claims = await verifyAccessToken(knex, config, token);
+  if (!claims) throw problem('unauthorized', 'The access token is invalid or expired');
+  const granted = (claims.scope ?? '').split(' ').filter(isScope);
+  const base = { kind: 'oidc' as const, level: claims.lvl, clientId: claims.client_id, expiresAt: new Date(claims.exp * 1000) };
+  if (claims.lvl === 'instance') return { ...base, userId: claims.sub, scopes: granted };
+  if (claims.lvl === 'org') return { ...base, userId: claims.sub, scopes: granted, orgId: claims.org_id };
+  // A space-level token acts as its end-user with the authority of the client's creator; both must still be there.
+  const client = await findClientRow(knex, claims.client_id);
+  const endUser = client?.created_by ? await EndUser.query(knex).findOne({ id: claims.sub, org_id: client.org_id!, space_id: client.space_id! }) : undefined;
+  if (!client?.created_by || !endUser) throw problem('unauthorized', 'The access token is no longer valid: its application or end-user was removed');
+  return {
+    ...base,
+    userId: client.created_by,
+    scopes: granted.filter((s) => SPACE_TOKEN_SCOPES.includes(s)),
+    orgId: endUser.org_id,
+    spaceId: endUser.space_id,
+    endUserId: endUser.id,
+  };
 }
 
 async function fromApiKey(ctx: AppContext, raw: string): Promise<AuthState> {

@@ -6,6 +6,7 @@ import { problem } from '../../shared/errors.ts';
 import { clientIp } from '../client-ip.ts';
 import { rateLimitOf } from '../rate-limits.ts';
 import type { AppContext, RateLimitRule, RouteDef } from '../route.ts';
+import { credentialIdentity } from './authenticate.ts';
 
 export class RateLimiters {
   private readonly limiters = new Map<string, RateLimiterAbstract>();
@@ -35,7 +36,7 @@ function identity(ctx: AppContext, rule: RateLimitRule): string {
   // Run-bound routes (a remote run's sink) count per run (SPEC 8.1).
   if (rule.by === 'identity' && ctx.state.sinkRun) return `run:${ctx.state.sinkRun.id}`;
   const auth = ctx.state.auth;
-  if (rule.by === 'identity' && auth) return auth.kind === 'api_key' ? `apikey:${auth.key.id}` : `user:${auth.userId}`;
+  if (rule.by === 'identity' && auth) return credentialIdentity(auth);
   return `ip:${clientIp(ctx, ctx.services.config.trustProxy)}`;
 }
 

@@ -9,6 +9,7 @@ import { narrowScopes } from '../../shared/identity/access-grants.ts';
 import { type OrgRole, type Scope, SPACE_ROLES, type SpaceRole } from '../../shared/permissions.ts';
 import { clientIp } from '../client-ip.ts';
 import type { AppContext, RouteDef } from '../route.ts';
+import { boundOrgId, boundSpaceId, credentialScopes } from './authenticate.ts';
 
 export interface TenancyState {
   org?: Organization;
@@ -46,13 +47,15 @@ function checkCredentialHeaders(ctx: AppContext): void {
   }
   if (sent('Service-Version') === '') assertServable('', 'header');
   // With an API key X-Org-Id is ignored (SPEC 5.2), whatever it holds; X-Space-Id must name a space.
-  const spaceHeader = auth.kind === 'api_key' ? sent('X-Space-Id') : undefined;
+  const spaceHeader = boundSpaceId(auth) ? sent('X-Space-Id') : undefined;
   if (spaceHeader !== undefined && !SPACE_ID.test(spaceHeader)) {
     const message = 'X-Space-Id must be a space id (spc_ and 24 letters or digits)';
     throw problem('validation_failed', { detail: message, param: 'X-Space-Id', errors: [{ field: 'X-Space-Id', code: 'invalid_format', message }] });
   }
-  if (ctx.get('X-View-As') && auth.kind === 'api_key') {
-    throw problem('view_as_unsupported', { detail: 'X-View-As cannot be used with an API key', param: 'X-View-As' });
+  // SPEC 5.2: sessions and instance-level tokens only.
+  if (ctx.get('X-View-As') && (auth.kind === 'api_key' || (auth.kind === 'oidc' && auth.level !== 'instance'))) {
+    const what = auth.kind === 'api_key' ? 'an API key' : `an ${auth.level}-level access token`;
+    throw problem('view_as_unsupported', { detail: `X-View-As cannot be used with ${what}`, param: 'X-View-As' });
   }
 }
 
@@ -73,10 +76,11 @@ function contextValue(ctx: AppContext, route: RouteDef, which: 'org' | 'space'):
 async function resolveOrg(ctx: AppContext, route: RouteDef): Promise<{ org: Organization; role: OrgRole }> {
   const auth = ctx.state.auth!;
   const { knex } = ctx.services;
-  // An API key is bound to its organization: X-Org-Id is ignored (SPEC 5.2).
+  // An API key, an org- or space-level token is bound to its organization: X-Org-Id is ignored (SPEC 5.2, 5.5).
+  const bound = boundOrgId(auth);
   let orgId: string;
-  if (auth.kind === 'api_key') {
-    orgId = auth.key.org_id;
+  if (bound) {
+    orgId = bound;
   } else {
     const { value, param } = contextValue(ctx, route, 'org');
     orgId = value;
@@ -92,8 +96,8 @@ async function resolveOrg(ctx: AppContext, route: RouteDef): Promise<{ org: Orga
   const role = await orgRole(knex, orgId, auth.userId);
   const org = role ? await OrgModel.query(knex).findById(orgId) : undefined;
   if (!role || !org) {
-    // A key whose creator left is revoked; a session outside the organization contradicts it.
-    throw problem(auth.kind === 'api_key' ? 'unauthorized' : 'forbidden', 'You are not a member of this organization');
+    // A key whose creator left is revoked (so is a bound token); a session outside the organization contradicts it.
+    throw problem(bound ? 'unauthorized' : 'forbidden', 'You are not a member of this organization');
   }
   return { org, role };
 }
@@ -103,11 +107,12 @@ async function resolveSpace(ctx: AppContext, route: RouteDef, org: Organization,
   const { knex } = ctx.services;
   const { value: header, param } = contextValue(ctx, route, 'space');
   let spaceId: string;
-  if (auth.kind === 'api_key') {
-    if (header && header !== auth.key.space_id) {
-      throw problem('forbidden', { detail: 'This API key is pinned to another space', param });
+  const pinned = boundSpaceId(auth);
+  if (pinned) {
+    if (header && header !== pinned) {
+      throw problem('forbidden', { detail: `This ${auth.kind === 'api_key' ? 'API key' : 'access token'} is pinned to another space`, param });
     }
-    spaceId = auth.key.space_id;
+    spaceId = pinned;
   } else {
     if (!header) throw problem('space_required', { detail: `This route is space-scoped: send ${param}`, param });
     spaceId = header;
@@ -155,9 +160,10 @@ export async function resolveTenancy(ctx: AppContext, route: RouteDef): Promise<
     scopes = orgScopes(role);
   }
   const viewAs = viewAsRole(ctx, role);
-  scopes = narrowScopes(scopes, { viewAs, keyScopes: auth.kind === 'api_key' ? auth.key.scopes : undefined });
+  scopes = narrowScopes(scopes, { viewAs, keyScopes: credentialScopes(auth) });
 
-  let endUserId: string | undefined;
+  // A space-level token acts as its end-user (SPEC 5.5), as an API key with Service-User does.
+  let endUserId: string | undefined = auth.kind === 'oidc' ? auth.endUserId : undefined;
   const serviceUser = ctx.get('Service-User');
   if (serviceUser && auth.kind === 'api_key') {
     const eu = await EndUser.query(ctx.services.knex).findOne({ id: serviceUser, org_id: org.id, space_id: auth.key.space_id });

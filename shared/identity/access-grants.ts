@@ -17,9 +17,11 @@ export interface AccessChange {
 }
 
 export interface AccessGrant {
-  kind: 'api_key' | 'session';
-  /** The API key id or session id. */
+  kind: 'api_key' | 'session' | 'oidc';
+  /** The API key id, session id, or (an access token) its client's id. */
   credentialId: string;
+  /** An access token's permissions (it is not stored: they cannot change). */
+  tokenScopes?: readonly string[];
   userId: string;
   orgId: string;
   spaceId: string;
@@ -52,6 +54,11 @@ export async function recheckGrant(knex: Knex, grant: AccessGrant, needs: Scope)
     if (!key || key.revoked_at || (key.expires_at && key.expires_at.getTime() <= now)) return { ok: false, reason: 'credential_revoked' };
     keyScopes = key.scopes;
     expiresAt = key.expires_at;
+  } else if (grant.kind === 'oidc') {
+    // A JWT is not stored: it holds until it expires, with the permissions it carries.
+    if (grant.expiresAt && grant.expiresAt.getTime() <= now) return { ok: false, reason: 'credential_revoked' };
+    keyScopes = grant.tokenScopes ? [...grant.tokenScopes] : undefined;
+    expiresAt = grant.expiresAt;
   } else {
     const session = await Session.query(knex).findById(grant.credentialId);
     if (!session || session.expires_at.getTime() <= now) return { ok: false, reason: 'credential_revoked' };
@@ -59,7 +66,7 @@ export async function recheckGrant(knex: Knex, grant: AccessGrant, needs: Scope)
   }
   const role = await orgRole(knex, grant.orgId, grant.userId);
   // A key whose creator left the organization is revoked with it (SPEC 3.2).
-  if (!role) return { ok: false, reason: grant.kind === 'api_key' ? 'credential_revoked' : 'access_changed' };
+  if (!role) return { ok: false, reason: grant.kind === 'session' ? 'access_changed' : 'credential_revoked' };
   const space = await findSpace(knex, grant.orgId, grant.spaceId);
   const held = space ? await spaceScopes(knex, grant.userId, space, role) : null;
   if (!held) return { ok: false, reason: 'access_changed' };

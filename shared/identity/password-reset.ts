@@ -5,6 +5,7 @@ import { sha256Hex } from '../crypto.ts';
 import { User } from '../db/models.ts';
 import { problem } from '../errors.ts';
 import { newId, newToken } from '../ids.ts';
+import { revokeAccountAuthorizations } from '../oidc/revoke.ts';
 import { hashPassword } from './passwords.ts';
 import { deleteSessions } from './sessions.ts';
 
@@ -30,9 +31,11 @@ export async function invalidateResetTokens(knex: Knex, userId: string): Promise
   await knex('password_resets').where({ user_id: userId }).whereNull('used_at').update({ used_at: new Date() });
 }
 
+/** Call inside a transaction: the OAuth revocation failing leaves the password as it was (SPEC 5.4). */
 export async function setPassword(knex: Knex, userId: string, newPassword: string): Promise<void> {
-  await User.query(knex).patch({ password_hash: await hashPassword(newPassword), updated_at: new Date() }).where({ id: userId });
+  const [user] = await User.query(knex).patch({ password_hash: await hashPassword(newPassword), updated_at: new Date() }).where({ id: userId }).returning('email');
   await invalidateResetTokens(knex, userId);
+  if (user) await revokeAccountAuthorizations(knex, userId, user.email);
 }
 
 /** Consumes a reset token, sets the password and ends every session. */

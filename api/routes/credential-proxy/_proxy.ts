@@ -15,6 +15,7 @@ import { configuredRateLimit } from '../../rate-limits.ts';
 import type { AppContext, HttpMethod, RateLimitRule, RouteDef } from '../../route.ts';
 import { defineRoute } from '../../route.ts';
 import { connectionOwner } from '../connections/_shared.ts';
+import { credentialIdentity } from '../../middleware/authenticate.ts';
 
 export const PROXY_PATH = '/api/credential-proxy/proxy';
 
@@ -72,7 +73,7 @@ async function enforceSharedLimit(ctx: AppContext): Promise<void> {
   const limiter = ctx.services.rateLimiters.forRoute('credential-proxy any method', { points, duration: 60, by: 'identity' });
   const auth = ctx.state.auth!;
   try {
-    await limiter.consume(auth.kind === 'api_key' ? `apikey:${auth.key.id}` : `user:${auth.userId}`);
+    await limiter.consume(credentialIdentity(auth));
   } catch (err) {
     if (!(err instanceof RateLimiterRes)) throw err;
     const retryAfter = Math.max(1, Math.ceil(err.msBeforeNext / 1000));

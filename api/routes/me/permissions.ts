@@ -17,7 +17,10 @@ export default defineRoute({
         type: 'object',
         required: ['credential', 'userId', 'orgId', 'spaceId', 'scopes'],
         properties: {
-          credential: { type: 'object', properties: { type: { enum: ['session', 'api_key'] }, id: { type: 'string' }, keyPrefix: { type: 'string' } } },
+          credential: {
+            type: 'object',
+            properties: { type: { enum: ['session', 'api_key', 'oidc'] }, id: { type: 'string' }, keyPrefix: { type: 'string' }, level: { enum: ['instance', 'org', 'space'] } },
+          },
           userId: { type: 'string' },
           orgId: { type: 'string' },
           spaceId: { type: 'string' },
@@ -33,7 +36,12 @@ export default defineRoute({
     const auth = ctx.state.auth!;
     const t = ctx.state.tenancy!;
     ctx.body = {
-      credential: auth.kind === 'api_key' ? { type: 'api_key', id: auth.key.id, keyPrefix: auth.key.key_prefix } : { type: 'session', id: auth.session.id },
+      credential:
+        auth.kind === 'api_key'
+          ? { type: 'api_key', id: auth.key.id, keyPrefix: auth.key.key_prefix }
+          : auth.kind === 'oidc'
+            ? { type: 'oidc', id: auth.clientId, level: auth.level }
+            : { type: 'session', id: auth.session.id },
       userId: auth.userId,
       orgId: t.org!.id,
       spaceId: t.space!.id,

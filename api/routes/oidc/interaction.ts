@@ -4,7 +4,8 @@ import { accountClaims } from '../../../shared/oidc/accounts.ts';
 import { defineRoute } from '../../route.ts';
 import { csrfFor, currentInteraction, whereText } from './_interaction.ts';
 import { consentPage, signInPage } from './pages.ts';
-import { apiAudience, INTERACTION_PATH } from './provider.ts';
+import { apiAudience } from '../../../shared/oidc/tokens.ts';
+import { INTERACTION_PATH } from './provider.ts';
 
 const html = (description: string) => ({ description, contentType: 'text/html', schema: { type: 'string' } });
 

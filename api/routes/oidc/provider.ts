@@ -10,6 +10,7 @@ import { accountClaims } from '../../../shared/oidc/accounts.ts';
 import { postgresAdapter } from '../../../shared/oidc/adapter.ts';
 import { DEVICE_CODE_GRANT, OIDC_SCOPES } from '../../../shared/oidc/clients.ts';
 import { loadSigningKeys } from '../../../shared/oidc/keys.ts';
+import { ACCESS_TOKEN_TTL_SECONDS, apiAudience } from '../../../shared/oidc/tokens.ts';
 import type { Services } from '../../services.ts';
 import { deviceSuccessPage, deviceUserCodeConfirmPage, deviceUserCodeInputPage, errorPage, logoutPage } from './pages.ts';
 
@@ -30,14 +31,6 @@ export const ROUTES = {
   code_verification: '/api/auth/device',
   pushed_authorization_request: `${OAUTH2_PATH}/par`,
 } as const;
-
-/** SPEC 8.6: an access token lives one hour. */
-export const ACCESS_TOKEN_TTL_SECONDS = 3600;
-
-/** The audience of every access token: the service's API. */
-export function apiAudience(publicUrl: string): string {
-  return `${publicUrl}/api`;
-}
 
 export interface OidcServer {
   provider: Provider;

@@ -1,6 +1,7 @@
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { orgSchema } from './create.ts';
+import { boundOrgId } from '../../middleware/authenticate.ts';
 
 export default defineRoute({
   method: 'get',
@@ -22,7 +23,8 @@ export default defineRoute({
       .where('m.user_id', auth.userId)
       .select('o.id', 'o.name', 'm.role', 's.id as default_space_id')
       .orderBy('o.created_at');
-    if (auth.kind === 'api_key') q.where('o.id', auth.key.org_id);
+    const bound = boundOrgId(auth);
+    if (bound) q.where('o.id', bound);
     const rows = await q;
     ctx.body = {
       object: 'list',

@@ -7,6 +7,7 @@ import type { ViewContext } from '../../../shared/packages/representation.ts';
 import { type PackageRow, type PackageType, TYPE_SCOPES, fullName } from '../../../shared/packages/types.ts';
 import { findVisiblePackage } from '../../../shared/packages/visibility.ts';
 import type { AppContext } from '../../route.ts';
+import { credentialScopes } from '../../middleware/authenticate.ts';
 
 export interface PackageParams {
   scope: string;
@@ -38,7 +39,7 @@ export function authorityOf(ctx: AppContext): SpaceAuthority {
       orgId: t.org!.id,
       userId: auth.userId,
       orgRole: t.orgRole,
-      keyScopes: auth.kind === 'api_key' ? auth.key.scopes : undefined,
+      keyScopes: credentialScopes(auth) as string[] | undefined,
       viewAs: t.viewAs,
     });
   }

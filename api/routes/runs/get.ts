@@ -4,6 +4,7 @@ import type { AccessLoss } from '../../../shared/identity/access-grants.ts';
 import { grantOf } from '../../access-watch.ts';
 import { defineRoute } from '../../route.ts';
 import { findVisibleRun, runIdParam } from './_visible.ts';
+import { credentialIdentity } from '../../middleware/authenticate.ts';
 
 export const MAX_WAIT_SECONDS = 55;
 export const MAX_WAITS_PER_CALLER = 10;
@@ -33,7 +34,7 @@ export default defineRoute<unknown, { wait?: string }, { id: string }>({
     let run = await findVisibleRun(ctx, params.id);
     const seconds = waitSeconds(query.wait);
     const auth = ctx.state.auth!;
-    const caller = auth.kind === 'api_key' ? `apikey:${auth.key.id}` : `user:${auth.userId}`;
+    const caller = credentialIdentity(auth);
     const hub = ctx.services.runEvents;
     if (seconds > 0 && !isTerminal(run.status) && hub.tryAcquireWait(caller, MAX_WAITS_PER_CALLER)) {
       const stop = new AbortController();

@@ -3,6 +3,7 @@ import { isOrgAdmin, spaceDto } from '../../../shared/identity/tenancy.ts';
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf, spaceSchema } from '../../schemas.ts';
+import { boundSpaceId } from '../../middleware/authenticate.ts';
 
 export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }>({
   method: 'get',
@@ -19,8 +20,9 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
     const auth = ctx.state.auth!;
     const { org, orgRole } = ctx.state.tenancy!;
     const q = ctx.services.knex('spaces').where('org_id', org!.id);
-    if (auth.kind === 'api_key') {
-      q.where('id', auth.key.space_id);
+    const pinned = boundSpaceId(auth);
+    if (pinned) {
+      q.where('id', pinned);
     } else {
       q.where((w) => {
         w.where({ kind: 'personal', owner_user_id: auth.userId });

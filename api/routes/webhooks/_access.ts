@@ -4,6 +4,7 @@ import { problem } from '../../../shared/errors.ts';
 import { findSpace, spaceScopes } from '../../../shared/identity/tenancy.ts';
 import { intersect, type Scope } from '../../../shared/permissions.ts';
 import type { AppContext } from '../../route.ts';
+import { boundSpaceId, credentialScopes } from '../../middleware/authenticate.ts';
 
 export type WebhookAction = 'read' | 'write' | 'delete';
 
@@ -28,11 +29,13 @@ export interface WebhookRow {
 export async function scopesInSpace(ctx: AppContext, spaceId: string): Promise<ReadonlySet<Scope>> {
   const auth = ctx.state.auth!;
   const { org, orgRole } = ctx.state.tenancy!;
-  if (auth.kind === 'api_key' && auth.key.space_id !== spaceId) return new Set();
+  const pinned = boundSpaceId(auth);
+  if (pinned && pinned !== spaceId) return new Set();
   const space = await findSpace(ctx.services.knex, org!.id, spaceId);
   const held = space ? await spaceScopes(ctx.services.knex, auth.userId, space, orgRole) : null;
   if (!held) return new Set();
-  return auth.kind === 'api_key' ? intersect(auth.key.scopes as Scope[], held as Set<Scope>) : held;
+  const ceiling = credentialScopes(auth);
+  return ceiling ? intersect(ceiling as Scope[], held as Set<Scope>) : held;
 }
 
 export async function allowed(ctx: AppContext, level: 'space' | 'org', spaceId: string | null, action: WebhookAction): Promise<boolean> {

@@ -3,6 +3,7 @@ import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { allowed, type WebhookRow, webhookDto, webhookSchema } from './_access.ts';
+import { boundSpaceId } from '../../middleware/authenticate.ts';
 
 export default defineRoute<unknown, { spaceId?: string; all?: boolean; limit?: number; startingAfter?: string; endingBefore?: string }>({
   method: 'get',
@@ -21,8 +22,9 @@ export default defineRoute<unknown, { spaceId?: string; all?: boolean; limit?: n
     const auth = ctx.state.auth!;
     const orgId = ctx.state.tenancy!.org!.id;
     const q = ctx.services.knex('webhooks').where({ org_id: orgId });
-    if (auth.kind === 'api_key') {
-      const spaceId = auth.key.space_id;
+    const pinned = boundSpaceId(auth);
+    if (pinned) {
+      const spaceId = pinned;
       if (!(await allowed(ctx, 'space', spaceId, 'read'))) throw problem('forbidden', 'This needs webhooks:read');
       q.where({ level: 'space', space_id: spaceId });
     } else if (query.all) {
