@@ -3,6 +3,7 @@
 // oidc-provider, which answers it in full (OAuth errors as RFC 6749 JSON, pages as HTML).
 import { problem } from '../../../shared/errors.ts';
 import { type AppContext, defineRoute, type HttpMethod, type JsonSchema, type RateLimitRule, type RouteDef } from '../../route.ts';
+import { prefillUserCode } from './pages.ts';
 import { oidcServer, ROUTES } from './provider.ts';
 
 /** SPEC 5.5: authorize, token, introspect, revoke and registration, per client IP. */
@@ -36,6 +37,8 @@ interface Endpoint {
   responses: RouteDef['responses'];
   /** Serve the request as if it had come for this path (the RFC 8414 alias of discovery). */
   as?: string;
+  /** Adjusts the request before the provider sees it. */
+  before?: (ctx: AppContext) => void;
 }
 
 function endpoint(e: Endpoint): RouteDef {
@@ -53,6 +56,7 @@ function endpoint(e: Endpoint): RouteDef {
     responses: e.responses,
     async handler(ctx) {
       if (e.as) ctx.req.url = e.as + (ctx.querystring ? `?${ctx.querystring}` : '');
+      e.before?.(ctx);
       await delegate(ctx);
     },
   });
@@ -186,6 +190,9 @@ export const oidcEndpoints: RouteDef[] = [
       summary: method === 'get' ? 'Device verification page' : 'Device verification: submit the code',
       description: 'The page a person opens to connect a device: enter the code, confirm, sign in and consent.',
       query: params({ user_code: str('Prefills the code (from `verification_uri_complete`)') }),
+      // oidc-provider would answer `?user_code=` with a page that submits itself by script; ours
+      // shows the code in the form instead, and the person presses Continue.
+      ...(method === 'get' ? { before: prefillUserCode } : {}),
       ...(method === 'post' ? { streamBody: form({ user_code: str('The code'), xsrf: str('The form\'s CSRF value') }) } : {}),
       responses: { 200: html('The page'), 400: html('The code is wrong or expired') },
     }),

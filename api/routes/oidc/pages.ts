@@ -106,18 +106,36 @@ export function messagePage(ctx: AppContext, status: number, heading: string, te
 
 // ---- oidc-provider's page hooks ----
 
+const PREFILL = Symbol('device user code');
+
+/** Takes `?user_code=` off the request for the provider, keeping it for the code entry page. */
+export function prefillUserCode(ctx: AppContext): void {
+  const code = ctx.query.user_code;
+  if (typeof code !== 'string' || !code) return;
+  (ctx.req as unknown as Record<symbol, string>)[PREFILL] = code.slice(0, 64);
+  ctx.req.url = ctx.path;
+}
+
 export async function deviceUserCodeInputPage(ctx: KoaContextWithOIDC, form: string, _out?: unknown, err?: { userCode?: string; name?: string }): Promise<void> {
   let message = '<p class="lead">Enter the code your device shows you. It looks like <code>ABCD-EFGH</code>.</p>';
   if (err && (err.userCode || err.name === 'NoCodeError')) message = '<p class="alert" role="alert">That code is not valid or has expired. Check it on your device and try again.</p>';
   else if (err?.name === 'AbortedError') message = '<p class="alert" role="alert">The sign-in was cancelled.</p>';
   else if (err) message = '<p class="alert" role="alert">Something went wrong with this code. Start again on your device.</p>';
+  // Set only on the GET of `verification_uri_complete`: the library's form has no value then.
+  const prefill = (ctx.req as unknown as Record<symbol, string | undefined>)[PREFILL];
+  // The library's input carries an inline handler the CSP would block anyway: dropped.
+  const input = form
+    .replace(/ onfocus="[^"]*"/, '')
+    .replace('type="text" name="user_code"', `id="user-code" ${prefill ? `value="${escapeHtml(prefill)}" ` : ''}type="text" name="user_code" aria-describedby="user-code-help"`);
   sendPage(
     page(ctx),
-    ctx.status && ctx.status >= 400 ? ctx.status : 200,
+    err ? 400 : 200,
     'Connect a device',
     `<h1>Connect a device</h1>
 ${message}
-${form.replace('<input ', '<label for="user-code">Code</label><input id="user-code" ')}
+<label for="user-code">Code</label>
+<span class="help" id="user-code-help">Eight letters, as shown on your device; the dash is optional.</span>
+${input}
 <p><button type="submit" form="op.deviceInputForm">Continue</button></p>`,
   );
 }
