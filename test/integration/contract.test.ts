@@ -13,6 +13,8 @@ interface Operation {
 const SSE = (o: Operation) => Boolean(o.op.responses?.['200']?.content?.['text/event-stream']);
 /** Remote-run sink routes open with a run's own secret: the owner's session is refused before any other check (remote-runs.test.ts covers them). */
 const SINK = (o: Operation) => Boolean(o.op.security?.some((s: Record<string, unknown>) => 'sinkSecret' in s));
+/** The authorization server's endpoints and pages (tag OIDC). */
+const OAUTH_PROTOCOL = (o: Operation) => Boolean(o.op.tags?.includes('OIDC'));
 
 describe('API contract (walking /api/openapi.json)', function () {
   this.timeout(60_000);
@@ -45,7 +47,9 @@ describe('API contract (walking /api/openapi.json)', function () {
       const res = await probe(o);
       const where = `${o.method} ${o.path} -> ${res.status}`;
       expect(res.headers.get('request-id'), where).to.match(/^req_/);
-      if (res.status >= 400) {
+      // The authorization server's protocol answers errors in OAuth's own formats (RFC 6749 JSON,
+      // or an HTML page to a browser), as SPEC 5.5 says of its 429s.
+      if (res.status >= 400 && !OAUTH_PROTOCOL(o)) {
         expect(res.headers.get('content-type'), where).to.match(/^application\/problem\+json/);
         expect(res.body.request_id, where).to.equal(res.headers.get('request-id'));
         expect(res.body.code, where).to.be.a('string');
@@ -78,7 +82,7 @@ describe('API contract (walking /api/openapi.json)', function () {
       else expect(res.body?.code, where).to.equal('idempotency_not_supported');
     }
     const declaring = operations.filter((o) => (o.op.parameters ?? []).some((p: any) => p.name === 'Idempotency-Key')).map((o) => `${o.method} ${o.path}`);
-    expect(declaring).to.have.members(['POST /api/agents/{scope}/{name}/run', 'POST /api/runs/inline', 'POST /api/runs/remote', 'POST /api/webhooks', 'POST /api/end-users']);
+    expect(declaring).to.have.members(['POST /api/agents/{scope}/{name}/run', 'POST /api/runs/inline', 'POST /api/runs/remote', 'POST /api/webhooks', 'POST /api/oauth/clients', 'POST /api/end-users']);
   });
 
   it('documents each list with its pagination style (SPEC 8.7)', () => {

@@ -3,8 +3,8 @@
 // oidc-provider, which answers it in full (OAuth errors as RFC 6749 JSON, pages as HTML).
 import { problem } from '../../../shared/errors.ts';
 import { type AppContext, defineRoute, type HttpMethod, type JsonSchema, type RateLimitRule, type RouteDef } from '../../route.ts';
-import { prefillUserCode } from './pages.ts';
-import { oidcServer, ROUTES } from './provider.ts';
+import { expiredDevicePage, prefillUserCode } from './pages.ts';
+import { oidcServer, ROUTES, SESSION_COOKIE } from './provider.ts';
 
 /** SPEC 5.5: authorize, token, introspect, revoke and registration, per client IP. */
 const OAUTH_LIMIT: RateLimitRule = { points: 60, duration: 60, by: 'ip', oauthError: true };
@@ -19,10 +19,33 @@ const form = (properties: Record<string, JsonSchema>, required: string[] = []) =
 const params = (properties: Record<string, JsonSchema>) => ({ type: 'object', properties, additionalProperties: true });
 const str = (description: string): JsonSchema => ({ type: 'string', description });
 
+/** Headers our pipeline set that every answer carries (SPEC 8.1, request ids). */
+const KEPT_HEADERS = ['request-id', 'ratelimit', 'ratelimit-policy', 'retry-after'];
+
 async function delegate(ctx: AppContext): Promise<void> {
   const server = await oidcServer(ctx.services);
   ctx.respond = false; // oidc-provider writes the response itself
-  await server.handle(ctx.req, ctx.res);
+  // Koa's error handling inside the provider clears every header before answering an error: the
+  // ones set here are put back when the head is written.
+  const res = ctx.res;
+  const kept = KEPT_HEADERS.flatMap((name) => (res.hasHeader(name) ? [[name, res.getHeader(name)!] as const] : []));
+  const writeHead = res.writeHead;
+  res.writeHead = ((...args: Parameters<typeof writeHead>) => {
+    for (const [name, value] of kept) if (!res.hasHeader(name)) res.setHeader(name, value);
+    return writeHead.apply(res, args);
+  }) as typeof writeHead;
+  await server.handle(ctx.req, res);
+}
+
+/**
+ * A device form posted (or resumed) by a browser that holds no authorization-server session
+ * cannot be valid (its `xsrf` lives in that session); oidc-provider would fail saving a session
+ * it never stored, so the page says so here.
+ */
+function withoutSessionExpired(ctx: AppContext): boolean {
+  if (ctx.cookies.get(SESSION_COOKIE)) return false;
+  expiredDevicePage(ctx);
+  return true;
 }
 
 interface Endpoint {
@@ -37,8 +60,8 @@ interface Endpoint {
   responses: RouteDef['responses'];
   /** Serve the request as if it had come for this path (the RFC 8414 alias of discovery). */
   as?: string;
-  /** Adjusts the request before the provider sees it. */
-  before?: (ctx: AppContext) => void;
+  /** Adjusts the request before the provider sees it; true when it answered the request itself. */
+  before?: (ctx: AppContext) => boolean | undefined;
 }
 
 function endpoint(e: Endpoint): RouteDef {
@@ -56,7 +79,7 @@ function endpoint(e: Endpoint): RouteDef {
     responses: e.responses,
     async handler(ctx) {
       if (e.as) ctx.req.url = e.as + (ctx.querystring ? `?${ctx.querystring}` : '');
-      e.before?.(ctx);
+      if (e.before?.(ctx)) return;
       await delegate(ctx);
     },
   });
@@ -193,7 +216,7 @@ export const oidcEndpoints: RouteDef[] = [
       // oidc-provider would answer `?user_code=` with a page that submits itself by script; ours
       // shows the code in the form instead, and the person presses Continue.
       ...(method === 'get' ? { before: prefillUserCode } : {}),
-      ...(method === 'post' ? { streamBody: form({ user_code: str('The code'), xsrf: str('The form\'s CSRF value') }) } : {}),
+      ...(method === 'post' ? { streamBody: form({ user_code: str('The code'), xsrf: str('The form\'s CSRF value') }), before: withoutSessionExpired } : {}),
       responses: { 200: html('The page'), 400: html('The code is wrong or expired') },
     }),
   ),
@@ -203,6 +226,7 @@ export const oidcEndpoints: RouteDef[] = [
     operationId: 'deviceVerificationResume',
     summary: 'Device verification, resumed after sign-in and consent',
     description: 'Followed by the browser; not called directly.',
+    before: withoutSessionExpired,
     responses: { 200: html('The success page') },
   }),
   ...(['get', 'post'] as const).map((method) =>

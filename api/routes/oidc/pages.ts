@@ -109,11 +109,13 @@ export function messagePage(ctx: AppContext, status: number, heading: string, te
 const PREFILL = Symbol('device user code');
 
 /** Takes `?user_code=` off the request for the provider, keeping it for the code entry page. */
-export function prefillUserCode(ctx: AppContext): void {
+export function prefillUserCode(ctx: AppContext): boolean {
   const code = ctx.query.user_code;
-  if (typeof code !== 'string' || !code) return;
-  (ctx.req as unknown as Record<symbol, string>)[PREFILL] = code.slice(0, 64);
-  ctx.req.url = ctx.path;
+  if (typeof code === 'string' && code) {
+    (ctx.req as unknown as Record<symbol, string>)[PREFILL] = code.slice(0, 64);
+    ctx.req.url = ctx.path;
+  }
+  return false; // the provider still answers
 }
 
 export async function deviceUserCodeInputPage(ctx: KoaContextWithOIDC, form: string, _out?: unknown, err?: { userCode?: string; name?: string }): Promise<void> {
@@ -172,6 +174,14 @@ ${form}
 <p><button type="submit" form="op.logoutForm" name="logout" value="yes">Sign out</button>
 <button type="submit" form="op.logoutForm" class="secondary">Stay signed in</button></p>`,
   );
+}
+
+export async function signedOutPage(ctx: KoaContextWithOIDC): Promise<void> {
+  sendPage(page(ctx), 200, 'Signed out', '<h1>Signed out</h1>\n<p class="ok" role="status">You are signed out. You can close this window.</p>');
+}
+
+export function expiredDevicePage(ctx: AppContext): void {
+  messagePage(ctx, 400, 'This page has expired', 'Open the link your device shows again, or enter its code at the device page.');
 }
 
 export async function errorPage(ctx: KoaContextWithOIDC, out: { error?: string; error_description?: string }): Promise<void> {

@@ -12,10 +12,12 @@ import { DEVICE_CODE_GRANT, OIDC_SCOPES } from '../../../shared/oidc/clients.ts'
 import { loadSigningKeys } from '../../../shared/oidc/keys.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, apiAudience } from '../../../shared/oidc/tokens.ts';
 import type { Services } from '../../services.ts';
-import { deviceSuccessPage, deviceUserCodeConfirmPage, deviceUserCodeInputPage, errorPage, logoutPage } from './pages.ts';
+import { deviceSuccessPage, deviceUserCodeConfirmPage, deviceUserCodeInputPage, errorPage, logoutPage, signedOutPage } from './pages.ts';
 
 export const OAUTH2_PATH = '/api/auth/oauth2';
 export const INTERACTION_PATH = `${OAUTH2_PATH}/interaction`;
+/** The authorization server's own sign-in session (not a dashboard session). */
+export const SESSION_COOKIE = 'svc.oidc_session';
 
 /** Where each endpoint lives (SPEC 4.2); the resume paths are these plus `/:uid`. */
 export const ROUTES = {
@@ -64,7 +66,7 @@ async function createServer(services: Services): Promise<OidcServer> {
     interactions: { url: (_ctx, interaction) => `${INTERACTION_PATH}/${interaction.uid}` },
     cookies: {
       keys: [cookieKey],
-      names: { session: 'svc.oidc_session', interaction: 'svc.oidc_interaction', resume: 'svc.oidc_resume' },
+      names: { session: SESSION_COOKIE, interaction: 'svc.oidc_interaction', resume: 'svc.oidc_resume' },
       long: { signed: true, httpOnly: true, sameSite: 'lax' },
       short: { signed: true, httpOnly: true, sameSite: 'lax' },
     },
@@ -82,7 +84,7 @@ async function createServer(services: Services): Promise<OidcServer> {
       revocation: { enabled: true },
       // SPEC 4.2: dynamic registration needs no session; such clients are instance level.
       registration: { enabled: true, initialAccessToken: false },
-      rpInitiatedLogout: { enabled: true, logoutSource: logoutPage },
+      rpInitiatedLogout: { enabled: true, logoutSource: logoutPage, postLogoutSuccessSource: signedOutPage },
       userinfo: { enabled: true },
       // Access tokens are ES256 JWTs for the API (SPEC 5.1), carrying the service's permissions.
       resourceIndicators: {
@@ -122,6 +124,8 @@ async function createServer(services: Services): Promise<OidcServer> {
       id_token_signed_response_alg: 'ES256', // the only key type we hold
     },
     renderError: errorPage,
+    // OAuth 2.1 lets clients POST the authorization (and sign-out) request as a form.
+    enableHttpPostMethods: true,
     // A browser client may call the token endpoint from the origins of its redirect URIs.
     clientBasedCORS: (_ctx, origin, client) => (client.redirectUris ?? []).some((uri) => new URL(uri).origin === origin),
   };
