@@ -107,3 +107,35 @@ export async function saveRegisteredClient(knex: Knex, secretsKey: Buffer | unde
   if (existing) await knex('oauth_clients').where({ client_id: clientId }).update(row);
   else await knex('oauth_clients').insert({ id: newId('oac'), ...row });
 }
+
+/** RFC 8252 section 7.3: plain http only towards the loopback interface (native apps). */
+const LOOPBACK_HOSTS: ReadonlySet<string> = new Set(['localhost', '127.0.0.1', '[::1]']);
+
+/** Why a redirect URI cannot be registered, or undefined when it can (https, or http to loopback; no fragment). */
+export function redirectUriProblem(uri: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(uri);
+  } catch {
+    return 'is not an absolute URL';
+  }
+  if (url.hash || uri.includes('#')) return 'must not contain a fragment';
+  if (url.protocol === 'https:') return undefined;
+  if (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname)) return undefined;
+  return 'must use https (http only for localhost, 127.0.0.1 or [::1])';
+}
+
+/** The requested permissions a client of this level cannot be granted. */
+export function scopesBeyondLevel(level: ClientLevel, scopes: readonly string[]): string[] {
+  const grantable = new Set(grantableScopes(level));
+  return scopes.filter((s) => !grantable.has(s));
+}
+
+/**
+ * Revokes everything oidc-provider holds for the client (grants, codes, refresh tokens, device
+ * codes): each such payload names its `clientId`. Already issued JWT access tokens stay valid
+ * until they expire (SPEC 5.4).
+ */
+export async function revokeClientGrants(knex: Knex, clientId: string): Promise<number> {
+  return knex('oidc_payloads').whereRaw("payload->>'clientId' = ?", [clientId]).delete();
+}

@@ -1,0 +1,42 @@
+import { type OAuthClientRow, revokeClientGrants } from '../../../shared/oidc/clients.ts';
+import { defineRoute } from '../../route.ts';
+import { assertRedirectUris, assertScopesForLevel, clientDto, clientFields, clientFor, clientIdParam, clientSchema } from './_access.ts';
+
+interface Body {
+  name?: string;
+  redirect_uris?: string[];
+  scopes?: string[];
+  allowSignup?: boolean;
+}
+
+export default defineRoute<Body, unknown, { id: string }>({
+  method: 'patch',
+  path: '/api/oauth/clients/:id',
+  operationId: 'updateOAuthClient',
+  summary: 'Change an OAuth client (merge semantics; level, secret and public cannot change)',
+  description: 'Removing a scope revokes what the client holds (grants, refresh tokens, codes): its users consent again to the narrower set. An instance-level client: an organization owner\'s session only.',
+  tag: 'OAuth clients',
+  auth: 'any',
+  context: 'org',
+  scope: 'oauth-clients:write',
+  params: clientIdParam,
+  body: { type: 'object', additionalProperties: false, properties: clientFields },
+  responses: { 200: { description: 'Updated', schema: clientSchema } },
+  async handler(ctx, { body, params }) {
+    const client = await clientFor(ctx, params.id, 'write');
+    if (body.redirect_uris) assertRedirectUris(body.redirect_uris);
+    if (body.scopes) assertScopesForLevel(client.level, body.scopes);
+    const patch: Record<string, unknown> = { updated_at: new Date() };
+    if (body.name !== undefined) patch.name = body.name;
+    if (body.redirect_uris) patch.redirect_uris = JSON.stringify(body.redirect_uris);
+    if (body.scopes) patch.scopes = JSON.stringify(body.scopes);
+    if (body.allowSignup !== undefined) patch.allow_signup = body.allowSignup;
+    const narrowed = body.scopes !== undefined && client.scopes.some((s) => !body.scopes!.includes(s));
+    const row = await ctx.services.knex.transaction(async (trx) => {
+      const [updated] = await trx('oauth_clients').where({ id: client.id, org_id: client.org_id }).update(patch).returning('*');
+      if (narrowed) await revokeClientGrants(trx, client.client_id);
+      return updated as OAuthClientRow;
+    });
+    ctx.body = clientDto(row);
+  },
+});
