@@ -38,6 +38,6 @@ export function createApp(services: Services, extraRoutes: RouteDef[] = []): Koa
   app.use(problems as unknown as Koa.Middleware);
   app.use(corsFor(services.config.trustedOrigins));
   app.use(router.routes());
-  app.use(allowedMethods(router));
+  app.use(allowedMethods());
   return app;
 }

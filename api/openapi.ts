@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { CURRENT_API_VERSION, SUPPORTED_API_VERSIONS } from '../shared/api-version.ts';
 import type { Config } from '../shared/config.ts';
 import { ERROR_CATALOG } from '../shared/errors.ts';
+import { bodyAjv } from '../shared/validation.ts';
 import { type JsonSchema, openApiPath, type RouteDef } from './route.ts';
 import { rateLimitOf } from './rate-limits.ts';
 import { problemSchema } from './schemas.ts';
@@ -27,10 +28,16 @@ function parametersOf(route: RouteDef): unknown[] {
       out.push({ name, in: where, required: where === 'path' || required.has(name), schema: s });
     }
   }
+  // A path parameter the route gives no schema for is still a parameter of the operation.
+  const declared = new Set(Object.keys((route.params?.properties ?? {}) as object));
+  for (const [, name] of route.path.matchAll(/\/:(\w+)/g)) {
+    if (!declared.has(name)) out.push({ name, in: 'path', required: true, schema: { type: 'string' } });
+  }
+  for (const [name, h] of Object.entries(route.headers ?? {})) out.push(header(name, h.description, h.required, h.schema));
   if (route.auth === 'session' || route.auth === 'any') out.push(header('Service-Version', 'API version (YYYY-MM-DD); echoed on the response', false, { type: 'string', enum: [...SUPPORTED_API_VERSIONS] }));
   if (route.idempotent) out.push(header('Idempotency-Key', 'At most 255 characters; a repeat replays the stored answer for 24 h', false, { type: 'string', maxLength: 255 }));
   if (route.context) {
-    out.push(header('X-Org-Id', 'Organization (sessions); with an API key its value is ignored but its shape checked', false, { type: 'string', format: 'uuid' }));
+    out.push(header('X-Org-Id', 'Organization (sessions); ignored with an API key, whatever it holds (SPEC 5.2)', false, { type: 'string', format: 'uuid' }));
   }
   if (route.context === 'space') {
     out.push(header('X-Space-Id', 'Space (sessions); an API key is pinned to its own space (another is 403)', false, { type: 'string', pattern: '^spc_[0-9A-Za-z]{24}$' }));
@@ -41,12 +48,13 @@ function parametersOf(route: RouteDef): unknown[] {
 
 function responsesOf(route: RouteDef, config: Config): Record<string, unknown> {
   const out: Record<string, unknown> = {};
+  const problemContent = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
   for (const [status, r] of Object.entries(route.responses)) {
     out[status] = r.schema
-      ? { description: r.description, content: { [r.contentType ?? 'application/json']: { schema: r.schema } } }
+      ? { description: r.description, content: { [r.contentType ?? 'application/json']: { schema: r.schema }, ...(r.problem ? problemContent : {}) } }
       : { description: r.description };
   }
-  const problemRef = { content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } };
+  const problemRef = { content: problemContent };
   out.default = { description: 'Error (RFC 9457 problem document)', ...problemRef };
   const limit = rateLimitOf(route, config);
   if (limit) {
@@ -78,7 +86,8 @@ export function buildOpenApi(routes: RouteDef[], config: Config): Record<string,
               ? [{ sinkSecret: [] }]
               : [{ apiKey: [] }, ...(route.queryCredentials ? [{ apiKeyQuery: [] }] : []), { session: [] }],
       parameters: parametersOf(route),
-      ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: route.body } } } } : {}),
+      // The router reads a missing body as `{}`: the body is required only where `{}` is refused.
+      ...(route.body ? { requestBody: { required: !bodyAjv.validate(route.body, {}), content: { 'application/json': { schema: route.body } } } } : {}),
       ...(route.streamBody ? { requestBody: { required: true, content: { [route.streamBody.contentType]: { schema: route.streamBody.schema } } } } : {}),
       responses: responsesOf(route, config),
       ...(route.scope ? { 'x-required-scope': route.scope } : {}),

@@ -28,6 +28,8 @@ export interface ResponseDef {
   description: string;
   schema?: JsonSchema;
   contentType?: string;
+  /** Also answered as a problem document, to a client that does not ask for `contentType`. */
+  problem?: boolean;
 }
 
 export interface RouteState {
@@ -67,6 +69,8 @@ export interface RouteDef<B = any, Q = any, P = any> {
   params?: JsonSchema;
   query?: JsonSchema;
   body?: JsonSchema;
+  /** Headers the handler reads and checks itself, published as header parameters. */
+  headers?: Record<string, { description: string; required?: boolean; schema: JsonSchema }>;
   /** The handler reads the request body itself (e.g. a multipart upload); published as given. */
   streamBody?: { contentType: string; schema: JsonSchema };
   responses: Record<number, ResponseDef>;

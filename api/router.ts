@@ -46,7 +46,7 @@ export function buildRouter(routes: RouteDef[]): Router {
   const router = new Router();
   for (const route of routes) {
     const v = compile(route);
-    const paramCount = (route.path.match(/:/g) ?? []).length;
+    const paramCount = (route.path.match(/\/:/g) ?? []).length;
     router[route.method](route.path, async (raw, next) => {
       const ctx = raw as unknown as AppContext;
       if (shadowed(raw as { matched?: MatchedLayer[] }, paramCount)) return next();

@@ -31,7 +31,9 @@ export async function startApiServer(
   const runEvents = new RunEventsHub(deps.databaseUrl, log, knex);
   await runEvents.start();
   const app = createApp({ config, knex, log, temporal, workflows, rateLimiters, runEvents }, deps.extraRoutes);
-  const server = http.createServer(app.callback());
+  // 64 KiB of request line and headers, not Node's 16: the largest query a route publishes (the
+  // OAuth callback's, about 12,000 characters, each up to 3 once percent-encoded) must fit.
+  const server = http.createServer({ maxHeaderSize: 64 * 1024 }, app.callback());
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

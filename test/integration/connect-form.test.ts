@@ -350,16 +350,17 @@ describe('hosted connect form', function () {
     });
   });
 
-  it('publishes the three routes in OpenAPI, the pages as text/html', async () => {
+  it('publishes the three routes in OpenAPI, the pages as text/html, a refusal also as a problem', async () => {
     const doc = (await org.client.get('/api/openapi.json')).body;
     expect(doc.paths['/api/integrations/{scope}/{name}/auths/{authKey}/connect/session'].post.responses['201']).to.exist;
     const start = doc.paths['/api/integrations/connect/start'].get;
     expect(start.responses['200'].content).to.have.key('text/html');
-    expect(start.responses['410'].content).to.have.key('text/html');
+    expect(start.responses['410'].content).to.have.keys('text/html', 'application/problem+json');
     expect(start.parameters.map((p: any) => p.name)).to.include('token');
     const submitOp = doc.paths['/api/integrations/connect/submit'].post;
     expect(submitOp.requestBody.content).to.have.key('application/x-www-form-urlencoded');
-    expect(submitOp.responses['403'].content).to.have.key('text/html');
+    expect(submitOp.responses['403'].content).to.have.keys('text/html', 'application/problem+json');
+    expect(submitOp.responses['400'].content).to.have.key('text/html');
   });
 
   describe('in a real browser (Chromium)', () => {

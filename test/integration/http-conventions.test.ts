@@ -52,6 +52,23 @@ describe('HTTP conventions', () => {
     expectProblem(res, 405, 'method_not_allowed');
   });
 
+  it('answers OPTIONS and 405 with the methods of the literal path, not of an overlapping /:id one', async () => {
+    const options = await anon.request('OPTIONS', '/api/api-keys/available-scopes');
+    expect(options.status).to.equal(200);
+    expect(options.headers.get('allow')).to.equal('HEAD, GET');
+    const deleted = await anon.request('DELETE', '/api/api-keys/available-scopes');
+    expectProblem(deleted, 405, 'method_not_allowed');
+    expect(deleted.headers.get('allow')).to.equal('HEAD, GET');
+    const byId = await anon.request('OPTIONS', '/api/api-keys/key_000000000000000000000000');
+    expect(byId.headers.get('allow')).to.include('DELETE');
+  });
+
+  it('publishes a request body as required only where an absent one (read as {}) is refused', async () => {
+    const doc = (await anon.get('/api/openapi.json')).body;
+    expect(doc.paths['/api/auth/sign-up/email'].post.requestBody.required).to.equal(true);
+    expect(doc.paths['/api/schedules/{id}'].patch.requestBody.required).to.equal(false);
+  });
+
   it('echoes Service-Version on authenticated responses and refuses one it cannot serve', async () => {
     const { client } = await newOrg(api);
     const ok = await client.get('/api/me');

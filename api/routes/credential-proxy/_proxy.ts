@@ -81,6 +81,10 @@ async function enforceSharedLimit(ctx: AppContext): Promise<void> {
   }
 }
 
+const INTEGRATION_ID = /^(@[^/\s]+)\/([^/\s]+)$/;
+/** What is published for X-Target; the URL parser decides, and accepts a little more. */
+const TARGET_URL = /^[Hh][Tt][Tt][Pp][Ss]?:\/\/[A-Za-z0-9]+(\.[A-Za-z0-9]+)*(:[0-9]{1,4})?(\/[!-~]*)?$/;
+
 function requiredHeader(ctx: AppContext, name: string): string {
   const value = ctx.get(name).trim();
   if (!value) throw problem('validation_failed', { detail: `Header ${name} is required`, param: name, errors: [{ field: name, code: 'required', message: `${name} is required` }] });
@@ -130,7 +134,7 @@ function forwardedHeaders(ctx: AppContext): Record<string, string> {
 async function chooseConnection(ctx: AppContext, integrationId: string, target: string): Promise<{ auth: IntegrationAuth; connection: ConnectionRow }> {
   const { knex } = ctx.services;
   const { org, space } = ctx.state.tenancy!;
-  const m = /^(@[^/\s]+)\/([^/\s]+)$/.exec(integrationId);
+  const m = INTEGRATION_ID.exec(integrationId);
   if (!m) throw invalidHeader(proxyHeaders.integration, 'must be an integration id, @scope/name');
   const integration = await findIntegration(knex, org!.id, space!.id, m[1], m[2]);
   if (!integration) throw problem('not_found', { detail: `No integration ${integrationId} in this space`, param: proxyHeaders.integration });
@@ -236,6 +240,11 @@ export function proxyRoutes(): RouteDef[] {
       context: 'space',
       scope: 'credential-proxy:call',
       rateLimit,
+      headers: {
+        [proxyHeaders.integration]: { description: 'The integration whose connection is used, `@scope/name`', required: true, schema: { type: 'string', pattern: INTEGRATION_ID.source } },
+        [proxyHeaders.target]: { description: 'The absolute http(s) URL called', required: true, schema: { type: 'string', pattern: TARGET_URL.source } },
+        [proxyHeaders.session]: { description: 'A live credential-proxy session (`cps_...`) of the caller', required: true, schema: { type: 'string', pattern: '\\S' } },
+      },
       ...(method === 'get' || method === 'delete' ? {} : { streamBody: { contentType: '*/*', schema: { description: 'Any body, forwarded as sent' } } }),
       responses: {
         200: { description: "The target's answer (any status, headers and body it sent), with `Proxy-Status: service; received-status=<n>`", contentType: '*/*' },

@@ -2,8 +2,16 @@
 // space cannot see it, the package visibility rule).
 import { findIntegration, type Integration } from '../../../shared/integrations/auths.ts';
 import { problem } from '../../../shared/errors.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext, ResponseDef } from '../../route.ts';
 import { nameParam, scopeParam } from '../packages/_access.ts';
+
+/**
+ * A response of the hosted connect pages: an HTML page. A message page (`sendMessage`) is
+ * `negotiated`: a client that does not ask for HTML gets the same refusal as a problem document.
+ */
+export function htmlPage(description: string, negotiated = false): ResponseDef {
+  return { description, contentType: 'text/html', schema: { type: 'string' }, ...(negotiated ? { problem: true } : {}) };
+}
 
 export const authKeyParam = { type: 'string', minLength: 1, maxLength: 100, description: 'Key of the auth in the manifest `auths` map' } as const;
 

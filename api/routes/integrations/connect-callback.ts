@@ -12,11 +12,16 @@ import { type CodeExchangeFields, redirectUri, refreshWorkflowId } from '../../.
 import { PLATFORM_TASK_QUEUE } from '../../../shared/events/publish.ts';
 import { decryptSecret } from '../../../shared/secrets.ts';
 import { defineRoute } from '../../route.ts';
+import { htmlPage } from './_shared.ts';
 import { escapeHtml, sendLinkGone, sendMessage, sendPage, sendSuccess, sessionTarget, startedHere } from './_form.ts';
 
-const html = (description: string) => ({ description, contentType: 'text/html', schema: { type: 'string' } });
 
 type SessionWithOAuth = ConnectSessionRow & { oauth_state_hash: string | null; oauth_verifier_sealed: string | null };
+
+// The character sets of RFC 6749 Appendix A (printable ASCII; NQSCHAR without `"` and `\`): with
+// them the largest query the schema allows fits the server's header limit (api/server.ts).
+const VSCHAR = '^[\\x20-\\x7E]*$';
+const NQSCHAR = '^[\\x20-\\x21\\x23-\\x5B\\x5D-\\x7E]*$';
 
 export default defineRoute<unknown, { code?: string; state?: string; error?: string; error_description?: string }>({
   method: 'get',
@@ -32,21 +37,21 @@ export default defineRoute<unknown, { code?: string; state?: string; error?: str
   query: {
     type: 'object',
     properties: {
-      code: { type: 'string', maxLength: 4096 },
-      state: { type: 'string', maxLength: 512 },
-      error: { type: 'string', maxLength: 200 },
-      error_description: { type: 'string', maxLength: 1000 },
-      iss: { type: 'string', maxLength: 1000 },
-      scope: { type: 'string', maxLength: 4096 },
-      session_state: { type: 'string', maxLength: 1000 },
+      code: { type: 'string', maxLength: 4096, pattern: VSCHAR },
+      state: { type: 'string', maxLength: 512, pattern: VSCHAR },
+      error: { type: 'string', maxLength: 200, pattern: NQSCHAR },
+      error_description: { type: 'string', maxLength: 1000, pattern: NQSCHAR },
+      iss: { type: 'string', maxLength: 1000, pattern: VSCHAR },
+      scope: { type: 'string', maxLength: 4096, pattern: NQSCHAR },
+      session_state: { type: 'string', maxLength: 1000, pattern: VSCHAR },
     },
   },
   responses: {
-    200: html('Connected: the success page'),
-    403: html('The person or the provider refused access'),
-    404: html("The link's integration or auth is no longer available"),
-    410: html('Unknown state, or the link expired or was used'),
-    502: html('The code exchange failed'),
+    200: htmlPage('Connected: the success page'),
+    403: htmlPage('The person or the provider refused access', true),
+    404: htmlPage("The link's integration or auth is no longer available", true),
+    410: htmlPage('Unknown state, or the link expired or was used', true),
+    502: htmlPage('The code exchange failed'),
   },
   async handler(ctx, { query }) {
     const { knex, config, workflows, log } = ctx.services;

@@ -4,6 +4,7 @@ import { type ConnectSessionRow, liveConnectSession } from '../../../shared/inte
 import { authorizationRequest, findOAuthClient, redirectUri, requestedScopes } from '../../../shared/integrations/oauth2.ts';
 import { encryptSecret } from '../../../shared/secrets.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
+import { htmlPage } from './_shared.ts';
 import { CONTENT_SECURITY_POLICY, issueCsrf, sendForm, sendLinkGone, sendMessage, sessionTarget, setOAuthStateCookie } from './_form.ts';
 
 /**
@@ -28,7 +29,6 @@ async function redirectToProvider(ctx: AppContext, token: string, row: ConnectSe
   ctx.redirect(req.url);
 }
 
-const html = (description: string) => ({ description, contentType: 'text/html', schema: { type: 'string' } });
 
 export default defineRoute<unknown, { token?: string }>({
   method: 'get',
@@ -47,11 +47,11 @@ export default defineRoute<unknown, { token?: string }>({
     properties: { token: { type: 'string', maxLength: 512, description: 'The link token from `connect_url`' } },
   },
   responses: {
-    200: html('The form'),
-    404: html("The link's integration or auth is no longer available"),
-    410: html('The link expired, was used, or is unknown'),
+    200: htmlPage('The form'),
+    404: htmlPage("The link's integration or auth is no longer available", true),
+    410: htmlPage('The link expired, was used, or is unknown', true),
     302: { description: "An OAuth 2 auth: the provider's authorization_url (response_type=code, client_id, redirect_uri `{PUBLIC_URL}/api/integrations/connect/callback`, scope, state, PKCE S256 unless `pkce: false`)" },
-    501: html("The auth connects through OAuth 2 and the organization has not stored its client (`PUT .../oauth-client`)"),
+    501: htmlPage("The auth connects through OAuth 2 and the organization has not stored its client (`PUT .../oauth-client`)", true),
   },
   async handler(ctx, { query }) {
     const token = query.token ?? '';

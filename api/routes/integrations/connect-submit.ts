@@ -3,6 +3,7 @@ import { connect } from '../../../shared/integrations/connect.ts';
 import { liveConnectSession } from '../../../shared/integrations/connect-sessions.ts';
 import { readForm } from '../../html/form.ts';
 import { defineRoute } from '../../route.ts';
+import { htmlPage } from './_shared.ts';
 import {
   credentialsFromForm,
   csrfValid,
@@ -14,7 +15,6 @@ import {
   sessionTarget,
 } from './_form.ts';
 
-const html = (description: string) => ({ description, contentType: 'text/html', schema: { type: 'string' } });
 
 export default defineRoute({
   method: 'post',
@@ -41,12 +41,13 @@ export default defineRoute({
     },
   },
   responses: {
-    200: html('Connected: the success page'),
-    400: html('The form again, with the fields to correct'),
-    403: html('The CSRF check failed: open the link again'),
-    404: html("The link's integration or auth is no longer available"),
-    410: html('The link expired, was used, or is unknown'),
-    502: html('The form again: the target refused the sign-in'),
+    200: htmlPage('Connected: the success page'),
+    400: htmlPage('The form again, with the fields to correct'),
+    403: htmlPage('The CSRF check failed: open the link again', true),
+    404: htmlPage("The link's integration or auth is no longer available", true),
+    410: htmlPage('The link expired, was used, or is unknown', true),
+    501: htmlPage("The auth connects through OAuth 2: it has no form to submit", true),
+    502: htmlPage('The form again: the target refused the sign-in'),
   },
   async handler(ctx) {
     const { knex, log } = ctx.services;

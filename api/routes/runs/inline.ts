@@ -1,5 +1,6 @@
 import { problem } from '../../../shared/errors.ts';
 import { admitInlineRun, checkInlineRun, type InlineRunBody } from '../../../shared/runs/inline.ts';
+import { manifestSchema } from '../../../shared/packages/manifest-schema.ts';
 import { startRunWorkflow } from '../../../shared/runs/launch.ts';
 import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { enforceOrgRateLimit } from '../../middleware/rate-limit.ts';
@@ -17,7 +18,7 @@ export const inlineRunBody = {
   additionalProperties: false,
   required: ['manifest', 'prompt'],
   properties: {
-    manifest: { type: 'object', description: "A full agent manifest (SPEC 2.12, schema_version 0.3); its `version` is the run's version" },
+    manifest: { ...manifestSchema('agent'), description: "A full agent manifest (SPEC 2.12, schema_version 0.3); its `version` is the run's version" },
     prompt: { type: 'string', description: 'The agent prompt (prompt.md)' },
     input: { type: 'object', default: {}, description: "Validated against the manifest's input schema (defaults applied)" },
     connections: launchConnectionsBody,
