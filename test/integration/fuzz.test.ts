@@ -3,15 +3,27 @@
 // on first use, like the Temporal CLIs (shared/stack/ensure-installed.mjs).
 //
 // Left out: the Server-Sent Events streams (/api/realtime/*: they never end) and the sink
-// routes (`sinkSecret`, a per-run secret the fuzzer does not hold).
+// routes (`sinkSecret`, a per-run secret the fuzzer does not hold). The settings in fuzz/ are
+// narrow, each explained there and in docs/decisions.md ("Contract fuzzing"):
+// - fuzz/hooks.py: schemathesis 4.32.5's coverage phase sends an optional header whose pattern
+//   needs a character outside A-Z a-z 0-9 (`Service-User` `^eu_`, `X-Space-Id` `^spc_...`) with
+//   a negative value (`0`) in cases labelled positive; the hook leaves such a header out of them.
+// - X-Org-Id is the key's organization (SPEC 5.2: ignored with an API key, whatever it holds).
+// - GET /api/runs/{id} reads with `wait=1` (a wait holds the request up to 55 s; runs here
+//   never finish); the API raises CREDENTIAL_PROXY_LIMITS.rate_per_min, which the fuzzer exceeds.
+// - positive_data_acceptance also accepts, on the named operations only, refusals of
+//   well-formed requests that only the server can judge: 400 unknown pagination cursor, 422
+//   idempotency_conflict (a drawn Idempotency-Key reused with another body), 400 inline-run
+//   manifest semantics and INLINE_RUN_LIMITS, 400 unresolvable model base URL, 400 cron
+//   expression, 400 reset token unknown or used, 400 invalid_archive, 410 connect_link_gone.
 //
-// SKIPPED: the run is not green yet. Remaining failures (schemathesis 4.32.5, seed 1,
-// 5 examples per operation): ST202 positive data refused with 400 where the refusal is
-// semantic rather than a shape (an unknown pagination cursor, a cron expression, an unknown
-// package version, a model base URL...), a header value the generator draws outside its
-// published pattern (`Service-User: 0` against `^eu_`), ST105 problem+json from the connect
-// form routes that publish text/html only, ST205 OPTIONS advertising a method of an
-// overlapping path (`DELETE /api/api-keys/:id` under `/api/api-keys/available-scopes`).
+// SKIPPED: every finding outside the OIDC module is settled (schemathesis 4.32.5, seed 1, 5
+// examples per operation: 0 failures elsewhere, about 85 s). What remains is in the OIDC
+// module's operations, landed while this was fixed: /.well-known/*, /api/auth/oauth2/*,
+// /api/auth/device*, /api/auth/jwks answer 500 (oidc-provider refuses its configuration:
+// `enableHttpPostMethods` needs `cookies.long.sameSite: none`), ST105 problem+json on the
+// interaction routes that publish text/html only (`uid` over 128 characters), ST202 400 on
+// GET /api/auth/device/{uid} and POST /api/auth/device.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,6 +34,7 @@ const SCHEMATHESIS = '4.32.5';
 const root = path.resolve(import.meta.dirname, '..', '..');
 const target = path.join(root, '.tools', 'schemathesis');
 const bin = path.join(target, 'bin', 'schemathesis');
+const settings = path.join(import.meta.dirname, 'fuzz');
 
 function ensureSchemathesis(): void {
   if (fs.existsSync(bin)) return;
@@ -36,7 +49,8 @@ describe.skip('Contract fuzzing (schemathesis, all checks)', function () {
   let api: TestApi;
   before(async () => {
     ensureSchemathesis();
-    api = await startTestApi();
+    // The fuzzer sends the credential proxy far more than its 100 calls a minute per identity.
+    api = await startTestApi({ CREDENTIAL_PROXY_LIMITS: JSON.stringify({ rate_per_min: 100_000 }) });
   });
   after(() => api?.close());
 
@@ -44,6 +58,8 @@ describe.skip('Contract fuzzing (schemathesis, all checks)', function () {
     const org = await newOrg(api, 'fuzz');
     const { key } = await newKey(api, org.client, { name: 'fuzz' });
     const args = [
+      '--config-file',
+      path.join(settings, 'schemathesis.toml'),
       'run',
       `${api.url}/api/openapi.json`,
       '--header',
@@ -65,7 +81,7 @@ describe.skip('Contract fuzzing (schemathesis, all checks)', function () {
       '--no-color',
     ];
     const code = await new Promise<number | null>((resolve) => {
-      const child = spawn(bin, args, { env: { ...process.env, PYTHONPATH: target }, stdio: ['ignore', 'inherit', 'inherit'] });
+      const child = spawn(bin, args, { env: { ...process.env, PYTHONPATH: target, SCHEMATHESIS_HOOKS: path.join(settings, 'hooks.py'), FUZZ_ORG_ID: org.orgId }, stdio: ['ignore', 'inherit', 'inherit'] });
       child.on('exit', resolve);
     });
     expect(code).to.equal(0);
