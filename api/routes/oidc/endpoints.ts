@@ -2,6 +2,10 @@
 // OpenAPI, rate limited per IP where SPEC 5.5 says so) whose handler hands the request to
 // oidc-provider, which answers it in full (OAuth errors as RFC 6749 JSON, pages as HTML).
 import { problem } from '../../../shared/errors.ts';
+import type { Knex } from 'knex';
+import { accountClaims } from '../../../shared/oidc/accounts.ts';
+import { verifyAccessToken } from '../../../shared/oidc/tokens.ts';
+import { readForm } from '../../html/form.ts';
 import { type AppContext, defineRoute, type HttpMethod, type JsonSchema, type RateLimitRule, type RouteDef } from '../../route.ts';
 import { expiredDevicePage, prefillUserCode } from './pages.ts';
 import { oidcServer, ROUTES, SESSION_COOKIE } from './provider.ts';
@@ -48,6 +52,49 @@ function withoutSessionExpired(ctx: AppContext): boolean {
   return true;
 }
 
+/**
+ * OAuth 2.1 lets a client POST the authorization (or sign-out) request as a form: the provider
+ * gets it as the equivalent GET (its own POST support needs SameSite=None session cookies, which
+ * a plain-http PUBLIC_URL cannot set).
+ */
+async function formAsQuery(ctx: AppContext): Promise<boolean> {
+  const form = await readForm(ctx);
+  ctx.req.method = 'GET';
+  ctx.req.url = `${ctx.path}?${form.toString()}`;
+  return false;
+}
+
+/**
+ * UserInfo for the API's access tokens. oidc-provider serves UserInfo only for tokens without
+ * an audience, and every token it issues here is an ES256 JWT for the API: such a token is
+ * answered here, with the claims its scope grants (`openid`, then `profile`, `email`). Anything
+ * else (no bearer header, an opaque token) is left to the provider.
+ */
+async function userinfoOfApiToken(ctx: AppContext): Promise<boolean> {
+  const bearer = /^Bearer\s+(\S+)$/i.exec(ctx.get('authorization'))?.[1] ?? '';
+  if (bearer.split('.').length !== 3) return false;
+  const knex = ctx.services.knex as Knex;
+  ctx.set('Cache-Control', 'no-store');
+  const refuse = (status: number, error: string, description: string) => {
+    ctx.status = status;
+    ctx.set('WWW-Authenticate', `Bearer error="${error}", error_description="${description}"`);
+    ctx.body = { error, error_description: description };
+    return true;
+  };
+  const claims = await verifyAccessToken(knex, ctx.services.config, bearer);
+  if (!claims) return refuse(401, 'invalid_token', 'invalid token provided');
+  const scopes = new Set((claims.scope ?? '').split(' '));
+  if (!scopes.has('openid')) return refuse(403, 'insufficient_scope', 'access token missing openid scope');
+  const account = await accountClaims(knex, claims.sub);
+  if (!account) return refuse(401, 'invalid_token', 'the account of this token no longer exists');
+  ctx.body = {
+    sub: claims.sub,
+    ...(scopes.has('profile') ? { name: account.name } : {}),
+    ...(scopes.has('email') && account.email ? { email: account.email, email_verified: account.email_verified } : {}),
+  };
+  return true;
+}
+
 interface Endpoint {
   method: HttpMethod;
   path: string;
@@ -61,7 +108,7 @@ interface Endpoint {
   /** Serve the request as if it had come for this path (the RFC 8414 alias of discovery). */
   as?: string;
   /** Adjusts the request before the provider sees it; true when it answered the request itself. */
-  before?: (ctx: AppContext) => boolean | undefined;
+  before?: (ctx: AppContext) => boolean | undefined | Promise<boolean>;
 }
 
 function endpoint(e: Endpoint): RouteDef {
@@ -79,7 +126,7 @@ function endpoint(e: Endpoint): RouteDef {
     responses: e.responses,
     async handler(ctx) {
       if (e.as) ctx.req.url = e.as + (ctx.querystring ? `?${ctx.querystring}` : '');
-      if (e.before?.(ctx)) return;
+      if (await e.before?.(ctx)) return;
       await delegate(ctx);
     },
   });
@@ -124,7 +171,7 @@ export const oidcEndpoints: RouteDef[] = [
       description: 'Starts a sign-in: redirects the browser to the sign-in page, then the consent page, then back to `redirect_uri` with `code` and `state`. PKCE (S256) is required. Rate limited per IP (429 with an RFC 6749 body).',
       rateLimit: OAUTH_LIMIT,
       query: authorizeParams,
-      ...(method === 'post' ? { streamBody: form({}) } : {}),
+      ...(method === 'post' ? { streamBody: form({}), before: formAsQuery } : {}),
       responses: { 303: { description: 'To the sign-in or consent page, or back to the client' }, 400: html('The request cannot be served (unknown client, bad redirect URI)'), 429: json('RFC 6749 `temporarily_unavailable`') },
     }),
   ),
@@ -153,8 +200,9 @@ export const oidcEndpoints: RouteDef[] = [
       operationId: method === 'get' ? 'oauthUserinfo' : 'oauthUserinfoPost',
       summary: 'UserInfo endpoint',
       description: 'The signed-in person\'s claims (`sub`, and `name`, `email` when granted) for an access token carrying `openid`.',
+      before: userinfoOfApiToken,
       ...(method === 'post' ? { streamBody: form({}) } : {}),
-      responses: { 200: json('Claims'), 401: json('`invalid_token`') },
+      responses: { 200: json('Claims'), 401: json('`invalid_token`'), 403: json('`insufficient_scope`: the token lacks `openid`') },
     }),
   ),
   endpoint({
@@ -236,7 +284,7 @@ export const oidcEndpoints: RouteDef[] = [
       operationId: method === 'get' ? 'oauthEndSession' : 'oauthEndSessionPost',
       summary: 'Sign out (RP-initiated logout)',
       description: 'Asks the person to confirm, then ends their sign-in at the authorization server.',
-      ...(method === 'post' ? { streamBody: form({}) } : {}),
+      ...(method === 'post' ? { streamBody: form({}), before: formAsQuery } : {}),
       responses: { 200: html('The confirmation page') },
     }),
   ),

@@ -5,6 +5,7 @@
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { escapeHtml, sendPage } from '../../html/page.ts';
 import type { AppContext } from '../../route.ts';
+import { INTERACTION_PATH } from './provider.ts';
 
 const page = (ctx: unknown) => ctx as AppContext;
 
@@ -34,7 +35,9 @@ export interface SignInPageState {
 }
 
 export function signInPage(ctx: AppContext, status: number, s: SignInPageState): void {
-  const action = `${escapeHtml(s.uid)}/login`;
+  // Absolute: the page is also re-shown as the answer to the POST of `<uid>/login`, where a
+  // relative action would resolve to `<uid>/<uid>/login`.
+  const action = `${INTERACTION_PATH}/${escapeHtml(s.uid)}/login`;
   const error = s.error ? `<p class="alert" role="alert" id="form-error">${escapeHtml(s.error)}</p>` : '';
   const invalid = s.error ? ' aria-invalid="true" aria-describedby="form-error"' : '';
   const signup = s.signup
@@ -90,7 +93,7 @@ export function consentPage(ctx: AppContext, s: ConsentPageState): void {
 ${items}
 </ul>
 <p class="help">It never gets more than you hold yourself: if your role changes, so does what it can do.</p>
-<form method="post" action="${escapeHtml(s.uid)}/confirm">
+<form method="post" action="${INTERACTION_PATH}/${escapeHtml(s.uid)}/confirm">
 <input type="hidden" name="csrf" value="${escapeHtml(s.csrf)}">
 <button type="submit" name="decision" value="allow">Allow</button>
 <button type="submit" name="decision" value="deny" class="secondary">Deny</button>

@@ -46,7 +46,9 @@ async function createServer(services: Services): Promise<OidcServer> {
   const keys = await loadSigningKeys(knex, config.secretsKey);
   // Cookie signing keys derived from SECRETS_KEY: stable across restarts and replicas.
   const cookieKey = createHmac('sha256', config.secretsKey ?? Buffer.alloc(32)).update('oidc-cookies').digest('base64url');
-  const permissionScopes = SCOPES.join(' ');
+  // The API's access tokens also say which identity scopes were granted: UserInfo reads them
+  // (endpoints.ts), as oidc-provider's own serves only tokens without an audience.
+  const resourceScopes = ['openid', 'email', 'profile', ...SCOPES].join(' ');
   const configuration: Configuration = {
     adapter: postgresAdapter(knex, config.secretsKey),
     jwks: { keys: keys as never },
@@ -80,7 +82,9 @@ async function createServer(services: Services): Promise<OidcServer> {
         userCodeConfirmSource: deviceUserCodeConfirmPage,
         successSource: deviceSuccessPage,
       },
-      introspection: { enabled: true },
+      // A client introspects only its own tokens (the library's default lets any confidential
+      // client read any token's claims, and anyone may register a client).
+      introspection: { enabled: true, allowedPolicy: (_ctx, client, token) => token.clientId === client.clientId },
       revocation: { enabled: true },
       // SPEC 4.2: dynamic registration needs no session; such clients are instance level.
       registration: { enabled: true, initialAccessToken: false },
@@ -93,7 +97,7 @@ async function createServer(services: Services): Promise<OidcServer> {
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx, resource) => {
           if (resource !== audience) throw new errors.InvalidTarget(`the only resource is ${audience}`);
-          return { scope: permissionScopes, audience, accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
+          return { scope: resourceScopes, audience, accessTokenTTL: ACCESS_TOKEN_TTL_SECONDS, accessTokenFormat: 'jwt', jwt: { sign: { alg: 'ES256' } } };
         },
       },
     },
@@ -124,8 +128,9 @@ async function createServer(services: Services): Promise<OidcServer> {
       id_token_signed_response_alg: 'ES256', // the only key type we hold
     },
     renderError: errorPage,
-    // OAuth 2.1 lets clients POST the authorization (and sign-out) request as a form.
-    enableHttpPostMethods: true,
+    // No `enableHttpPostMethods`: oidc-provider refuses it unless the session cookie is
+    // SameSite=None, which a plain-http PUBLIC_URL cannot set. The POST forms of authorize and
+    // sign-out reach it as the equivalent GET instead (endpoints.ts).
     // A browser client may call the token endpoint from the origins of its redirect URIs.
     clientBasedCORS: (_ctx, origin, client) => (client.redirectUris ?? []).some((uri) => new URL(uri).origin === origin),
   };
