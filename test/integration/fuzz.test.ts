@@ -15,15 +15,9 @@
 //   well-formed requests that only the server can judge: 400 unknown pagination cursor, 422
 //   idempotency_conflict (a drawn Idempotency-Key reused with another body), 400 inline-run
 //   manifest semantics and INLINE_RUN_LIMITS, 400 unresolvable model base URL, 400 cron
-//   expression, 400 reset token unknown or used, 400 invalid_archive, 410 connect_link_gone.
-//
-// SKIPPED: every finding outside the OIDC module is settled (schemathesis 4.32.5, seed 1, 5
-// examples per operation: 0 failures elsewhere, about 85 s). What remains is in the OIDC
-// module's operations, landed while this was fixed: /.well-known/*, /api/auth/oauth2/*,
-// /api/auth/device*, /api/auth/jwks answer 500 (oidc-provider refuses its configuration:
-// `enableHttpPostMethods` needs `cookies.long.sameSite: none`), ST105 problem+json on the
-// interaction routes that publish text/html only (`uid` over 128 characters), ST202 400 on
-// GET /api/auth/device/{uid} and POST /api/auth/device.
+//   expression, 400 reset token unknown or used, 400 invalid_archive, 410 connect_link_gone,
+//   400 on the OIDC protocol endpoints and pages (RFC 6749 / 8628 errors for unknown clients,
+//   codes, tokens or interactions).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -44,7 +38,7 @@ function ensureSchemathesis(): void {
   if (r.status !== 0) throw new Error(`pip install schemathesis failed (exit ${r.status})`);
 }
 
-describe.skip('Contract fuzzing (schemathesis, all checks)', function () {
+describe('Contract fuzzing (schemathesis, all checks)', function () {
   this.timeout(300_000);
   let api: TestApi;
   before(async () => {

@@ -7,7 +7,7 @@ import { accountClaims } from '../../../shared/oidc/accounts.ts';
 import { verifyAccessToken } from '../../../shared/oidc/tokens.ts';
 import { readForm } from '../../html/form.ts';
 import { type AppContext, defineRoute, type HttpMethod, type JsonSchema, type RateLimitRule, type RouteDef } from '../../route.ts';
-import { expiredDevicePage, prefillUserCode } from './pages.ts';
+import { prefillUserCode } from './pages.ts';
 import { oidcServer, ROUTES, SESSION_COOKIE } from './provider.ts';
 
 /** SPEC 5.5: authorize, token, introspect, revoke and registration, per client IP. */
@@ -43,12 +43,14 @@ async function delegate(ctx: AppContext): Promise<void> {
 
 /**
  * A device form posted (or resumed) by a browser that holds no authorization-server session
- * cannot be valid (its `xsrf` lives in that session); oidc-provider would fail saving a session
- * it never stored, so the page says so here.
+ * cannot be valid (its `xsrf` lives in that session; oidc-provider would fail saving a session
+ * it never stored): the browser is sent to a fresh code entry page, the code it posted kept.
  */
-function withoutSessionExpired(ctx: AppContext): boolean {
+async function withoutSessionRestart(ctx: AppContext): Promise<boolean> {
   if (ctx.cookies.get(SESSION_COOKIE)) return false;
-  expiredDevicePage(ctx);
+  const code = ctx.method === 'POST' ? (await readForm(ctx)).get('user_code') : null;
+  ctx.status = 303;
+  ctx.redirect(code ? `${ROUTES.code_verification}?${new URLSearchParams({ user_code: code.slice(0, 64) })}` : ROUTES.code_verification);
   return true;
 }
 
@@ -181,7 +183,7 @@ export const oidcEndpoints: RouteDef[] = [
     operationId: 'oauthAuthorizeResume',
     summary: 'Authorization endpoint, resumed after the sign-in or consent page',
     description: 'Followed by the browser after a page of the flow; not called directly.',
-    responses: { 303: { description: 'The next page, or back to the client' } },
+    responses: { 303: { description: 'The next page, or back to the client' }, 400: html('The authorization expired or was started in another browser') },
   }),
   endpoint({
     method: 'post',
@@ -213,7 +215,7 @@ export const oidcEndpoints: RouteDef[] = [
     description: 'For the client that holds the token (client authentication required). Rate limited per IP.',
     rateLimit: OAUTH_LIMIT,
     streamBody: form({ token: str('The token'), token_type_hint: str('`access_token` or `refresh_token`') }, ['token']),
-    responses: { 200: json('`{active, ...}`'), 401: json('`invalid_client`'), 429: json('RFC 6749 `temporarily_unavailable`') },
+    responses: { 200: json('`{active, ...}`'), 400: json('RFC 6749 error'), 401: json('`invalid_client`'), 429: json('RFC 6749 `temporarily_unavailable`') },
   }),
   endpoint({
     method: 'post',
@@ -223,7 +225,7 @@ export const oidcEndpoints: RouteDef[] = [
     description: 'Revokes a refresh token (and its grant\'s tokens). Access tokens are JWTs: they live until they expire. Rate limited per IP.',
     rateLimit: OAUTH_LIMIT,
     streamBody: form({ token: str('The token'), token_type_hint: str('`access_token` or `refresh_token`') }, ['token']),
-    responses: { 200: { description: 'Revoked (or unknown)' }, 401: json('`invalid_client`'), 429: json('RFC 6749 `temporarily_unavailable`') },
+    responses: { 200: { description: 'Revoked (or unknown)' }, 400: json('RFC 6749 error'), 401: json('`invalid_client`'), 429: json('RFC 6749 `temporarily_unavailable`') },
   }),
   endpoint({
     method: 'post',
@@ -241,7 +243,7 @@ export const oidcEndpoints: RouteDef[] = [
     operationId: 'oauthJwks',
     summary: 'Signing keys (JWKS)',
     description: 'The ES256 public keys that verify access and ID tokens; a retired key stays here until its tokens expire.',
-    responses: { 200: json('`{keys: [...]}`') },
+    responses: { 200: { description: '`{keys: [...]}`', contentType: 'application/jwk-set+json', schema: { type: 'object' } } },
   }),
   endpoint({
     method: 'post',
@@ -264,8 +266,12 @@ export const oidcEndpoints: RouteDef[] = [
       // oidc-provider would answer `?user_code=` with a page that submits itself by script; ours
       // shows the code in the form instead, and the person presses Continue.
       ...(method === 'get' ? { before: prefillUserCode } : {}),
-      ...(method === 'post' ? { streamBody: form({ user_code: str('The code'), xsrf: str('The form\'s CSRF value') }), before: withoutSessionExpired } : {}),
-      responses: { 200: html('The page'), 400: html('The code is wrong or expired') },
+      ...(method === 'post' ? { streamBody: form({ user_code: str('The code'), xsrf: str('The form\'s CSRF value') }), before: withoutSessionRestart } : {}),
+      responses: {
+        200: html('The page'),
+        303: { description: 'A form from a browser without a sign-in session there: to a fresh code entry page' },
+        400: html('The code is wrong or expired'),
+      },
     }),
   ),
   endpoint({
@@ -274,8 +280,8 @@ export const oidcEndpoints: RouteDef[] = [
     operationId: 'deviceVerificationResume',
     summary: 'Device verification, resumed after sign-in and consent',
     description: 'Followed by the browser; not called directly.',
-    before: withoutSessionExpired,
-    responses: { 200: html('The success page') },
+    before: withoutSessionRestart,
+    responses: { 200: html('The success page'), 303: { description: 'A browser without a sign-in session there: to the code entry page' } },
   }),
   ...(['get', 'post'] as const).map((method) =>
     endpoint({
@@ -296,7 +302,7 @@ export const oidcEndpoints: RouteDef[] = [
       summary: step === 'confirm' ? 'Sign out: confirmed' : 'Sign out: done',
       description: 'Part of the sign-out pages.',
       ...(step === 'confirm' ? { streamBody: form({ xsrf: str('CSRF value'), logout: str('`yes` to sign out') }) } : {}),
-      responses: { 200: html('A page'), 303: { description: 'Onwards' } },
+      responses: { 200: html('A page'), 303: { description: 'Onwards' }, 400: json('RFC 6749 error: the sign-out form expired') },
     }),
   ),
 ];

@@ -38,7 +38,7 @@ export default defineRoute<unknown, unknown, { uid: string }>({
       properties: { csrf: { type: 'string' }, mode: { enum: ['signin', 'signup'] }, email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' } },
     },
   },
-  responses: { 303: { description: 'Signed in: onwards to consent or back to the application' }, 400: html('The page again, with the reason'), 401: html('The page again: wrong email or password'), 403: html('The page again: this person may not sign in here, or the CSRF value is wrong') },
+  responses: { 303: { description: 'Signed in: onwards to consent or back to the application' }, 400: { ...html('The page again, with the reason'), problem: true }, 401: html('The page again: wrong email or password'), 403: html('The page again: this person may not sign in here, or the CSRF value is wrong') },
   async handler(ctx) {
     const form = await readForm(ctx);
     const interaction = await currentInteraction(ctx);

@@ -19,7 +19,7 @@ export default defineRoute<unknown, unknown, { uid: string }>({
   tag: 'OIDC',
   auth: 'none',
   params: { type: 'object', properties: { uid: { type: 'string', maxLength: 128 } } },
-  responses: { 200: html('The page'), 400: html('The interaction expired or belongs to another browser') },
+  responses: { 200: html('The page'), 400: { ...html('The interaction expired or belongs to another browser'), problem: true } },
   async handler(ctx) {
     const interaction = await currentInteraction(ctx);
     if (!interaction) return;

@@ -183,10 +183,6 @@ export async function signedOutPage(ctx: KoaContextWithOIDC): Promise<void> {
   sendPage(page(ctx), 200, 'Signed out', '<h1>Signed out</h1>\n<p class="ok" role="status">You are signed out. You can close this window.</p>');
 }
 
-export function expiredDevicePage(ctx: AppContext): void {
-  messagePage(ctx, 400, 'This page has expired', 'Open the link your device shows again, or enter its code at the device page.');
-}
-
 export async function errorPage(ctx: KoaContextWithOIDC, out: { error?: string; error_description?: string }): Promise<void> {
   const status = ctx.status && ctx.status >= 400 ? ctx.status : 400;
   sendPage(
