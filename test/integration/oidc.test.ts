@@ -11,7 +11,7 @@ import * as oidc from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { freePort } from '../../shared/stack/ports.ts';
 import { PROJECT_ROOT } from '../../temporal/cli.ts';
-import { newOrg, PASSWORD, startTestApi, type TestApi } from '../support/api.ts';
+import { Client, newOrg, newUser, PASSWORD, startTestApi, type TestApi, uniqueEmail } from '../support/api.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = path.join(PROJECT_ROOT, 'test', 'artifacts');
@@ -274,6 +274,82 @@ describe('OIDC authorization server (openid-client and Chromium)', function () {
     const { payload } = await jwtVerify(tokens.access_token, jwks, { issuer, audience: `${issuer}/api` });
     expect(payload.sub).to.equal(person.userId);
     expect(String(payload.scope).split(' ')).to.include.members(PERMISSIONS);
+  });
+
+  /** A space-level client of `person`'s default space, made through /api/oauth/clients. */
+  async function spaceClient(allowSignup: boolean): Promise<oidc.Configuration> {
+    const made = await person.client.post('/api/oauth/clients', {
+      name: allowSignup ? 'Open space app' : 'Closed space app',
+      level: 'space',
+      redirect_uris: [callback.url],
+      scopes: ['runs:read', 'agents:run'],
+      allowSignup,
+    });
+    expect(made.status, made.text).to.equal(201);
+    return oidc.discovery(new URL(issuer), made.body.client_id, made.body.client_secret, undefined, insecure);
+  }
+
+  /** Runs the authorization code flow in a browser up to the sign-in page, then `act` on it. */
+  async function spaceSignIn(client: oidc.Configuration, act: (page: Page) => Promise<void>) {
+    const verifier = oidc.randomPKCECodeVerifier();
+    const url = oidc.buildAuthorizationUrl(client, {
+      redirect_uri: callback.url,
+      scope: 'openid runs:read agents:run',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      state: 'space',
+    });
+    const context = await newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(url.href);
+      await act(page);
+    } finally {
+      await context.close();
+    }
+    return verifier;
+  }
+
+  it('signs a newcomer up as an end-user of the space when the client allows sign-up; the token acts as that end-user', async () => {
+    const client = await spaceClient(true);
+    const email = uniqueEmail('newcomer');
+    const verifier = await spaceSignIn(client, async (page) => {
+      expect(await page.textContent('h2')).to.equal('New here?');
+      await page.fill('#su-name', 'New Comer');
+      await page.fill('#su-email', email);
+      await page.fill('#su-password', 'a long enough password');
+      await page.screenshot({ path: path.join(ARTIFACTS, 'oidc-space-sign-up.png'), fullPage: true });
+      await Promise.all([page.waitForURL('**/interaction/**'), page.click('form:has(#su-email) button[type=submit]')]);
+      await page.waitForSelector('h1:text("Allow Open space app?")');
+      await Promise.all([page.waitForURL(`${callback.url}?**`), page.click('button[value=allow]')]);
+    });
+    const returned = callback.hits.filter((u) => u.pathname === '/callback').at(-1)!;
+    const tokens = await oidc.authorizationCodeGrant(client, returned, { pkceCodeVerifier: verifier, expectedState: 'space' });
+    const endUser = await api.knex('end_users').where({ space_id: person.defaultSpaceId, external_id: email }).first();
+    expect(endUser, 'the end-user made at first sign-in').to.include({ name: 'New Comer', org_id: person.orgId });
+    const me = await new Client(api.url, { authorization: `Bearer ${tokens.access_token}` }).get('/api/me');
+    expect(me.status, me.text).to.equal(200);
+    expect(me.body).to.include({ endUserId: endUser.id, orgId: person.orgId, spaceId: person.defaultSpaceId });
+    expect(me.body.credential).to.include({ type: 'oidc', level: 'space' });
+    expect(me.body.scopes).to.deep.equal(['agents:run', 'runs:read']);
+  });
+
+  it('refuses a person who is not an end-user of the space when the client does not allow sign-up, and admits them once added', async () => {
+    const client = await spaceClient(false);
+    const outsider = await newUser(api, 'outsider');
+    await spaceSignIn(client, async (page) => {
+      expect(await page.$('#su-email')).to.equal(null); // no sign-up form
+      const refused = await signIn(page, outsider.email, PASSWORD);
+      expect(refused.status()).to.equal(403);
+      expect(await page.textContent('[role=alert]')).to.include('does not accept new people');
+    });
+    const added = await person.client.post('/api/end-users', { externalId: outsider.email, name: 'Outsider' });
+    expect(added.status, added.text).to.equal(201);
+    await spaceSignIn(client, async (page) => {
+      const admitted = await signIn(page, outsider.email, PASSWORD);
+      expect(admitted.status()).to.equal(303);
+      expect(await page.textContent('h1')).to.equal('Allow Closed space app?');
+    });
   });
 
   it('refuses the session libraries\' client endpoints with 401, even with a session cookie', async () => {
