@@ -64,6 +64,12 @@ describe('OIDC access tokens on the API', () => {
     expect(launch.status).to.equal(403);
     // Like a session, it needs the context headers.
     expect((await bearer(t).get('/api/me')).body.code).to.equal('org_required');
+    // The webhooks module takes tokens too, within their scopes.
+    const hooks = await token({ sub: org.userId, lvl: 'instance', scope: 'webhooks:read' });
+    const listed = await bearer(hooks, { 'X-Org-Id': org.orgId }).get(`/api/webhooks?spaceId=${org.defaultSpaceId}`);
+    expect(listed.status, listed.text).to.equal(200);
+    expect(listed.body.data).to.deep.equal([]);
+    expect((await bearer(t, { 'X-Org-Id': org.orgId }).get(`/api/webhooks?spaceId=${org.defaultSpaceId}`)).status).to.equal(403);
     // X-View-As works for owners' instance-level tokens.
     const viewer = await bearer(t, { 'X-Org-Id': org.orgId, 'X-Space-Id': org.defaultSpaceId, 'X-View-As': 'viewer' }).get('/api/me');
     expect(viewer.body.viewAs).to.equal('viewer');
