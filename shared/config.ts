@@ -190,6 +190,18 @@ function defaultModel(env: NodeJS.ProcessEnv) {
   return { provider, baseUrl: baseUrl.replace(/\/$/, ''), model, apiKey: env.MODEL_API_KEY || undefined };
 }
 
+function s3Settings(env: NodeJS.ProcessEnv) {
+  const endpoint = url(env, 'S3_ENDPOINT');
+  const bucket = env.S3_BUCKET || undefined;
+  const accessKeyId = env.S3_ACCESS_KEY_ID || env.AWS_ACCESS_KEY_ID || undefined;
+  const secretAccessKey = env.S3_SECRET_ACCESS_KEY || env.AWS_SECRET_ACCESS_KEY || undefined;
+  if (!endpoint && !bucket) return undefined;
+  if (!endpoint || !bucket || !accessKeyId || !secretAccessKey) {
+    throw new ConfigError('S3_ENDPOINT, S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY are set together (or none of them)');
+  }
+  return { endpoint, bucket, accessKeyId, secretAccessKey, region: env.S3_REGION || 'us-east-1' };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
   const port = int(env, 'PORT', 3000);
   const trustedOrigins = list(env, 'TRUSTED_ORIGINS');
@@ -251,6 +263,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     runMaxWorkerLosses: int(env, 'RUN_MAX_WORKER_LOSSES', 3, 1),
     /** `false` stops journaling runs (a little less database work per step): a lost worker then fails its run. */
     runCheckpoints: oneOf(env, 'RUN_CHECKPOINTS', ['true', 'false'], 'true') === 'true',
+    /** SPEC 8.5: the largest durable file (uploads, run inputs and outputs). */
+    fileMaxBytes: int(env, 'FILE_MAX_BYTES', 100 * MiB, 1),
+    /** SPEC 8.5: bytes an organization may keep in files and uploads; unset = no quota. */
+    orgStorageQuotaBytes: env.ORG_STORAGE_QUOTA_BYTES ? int(env, 'ORG_STORAGE_QUOTA_BYTES', 0, 1) : undefined,
+    /** S3-compatible object storage for files (all of endpoint, bucket and keys); unset = `$DATA_DIR/files`. */
+    s3: s3Settings(env),
     platformRunLimits: parseJsonSetting('PLATFORM_RUN_LIMITS', env.PLATFORM_RUN_LIMITS) as PlatformRunLimits,
     inlineRunLimits: parseJsonSetting('INLINE_RUN_LIMITS', env.INLINE_RUN_LIMITS) as InlineRunLimits,
     llmProxyLimits: parseJsonSetting('LLM_PROXY_LIMITS', env.LLM_PROXY_LIMITS) as LlmProxyLimits,

@@ -16,6 +16,7 @@ import * as m012 from './012_credential_proxy_sessions.ts';
 import * as m013 from './013_oauth2.ts';
 import * as m014 from './014_run_steps.ts';
 import * as m015 from './015_oidc.ts';
+import * as m016 from './016_files.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -38,6 +39,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '013_oauth2': m013,
   '014_run_steps': m014,
   '015_oidc': m015,
+  '016_files': m016,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
