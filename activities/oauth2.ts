@@ -8,6 +8,7 @@ import { integrationOf } from '../shared/integrations/auths.ts';
 import { type ConnectionRow, openCredentials, sealCredentials } from '../shared/integrations/connections.ts';
 import { notifyConnectionUpdate } from '../shared/integrations/connection-events.ts';
 import { findOAuthClient, type OAuthCredential, refreshAt, TokenRefused, tokenRequest } from '../shared/integrations/oauth2.ts';
+import { notifyConnectionNeedsReconnection } from '../shared/notifications/create.ts';
 import type { PackageRow } from '../shared/packages/types.ts';
 import type { ActivityDeps } from './deps.ts';
 
@@ -78,11 +79,16 @@ export function createOAuth2Activities(deps: Pick<ActivityDeps, 'knex' | 'config
       }
       log.warn({ connectionId: row.id, reason: refused }, 'oauth2 refresh refused: connection needs reconnection');
       // Only the token this refresh held: a reconnection made meanwhile is not flagged.
-      const [marked] = await knex('connections')
-        .where({ id: row.id, org_id: row.org_id })
-        .where('expires_at', row.expires_at)
-        .update({ needs_reconnection: true, updated_at: knex.fn.now() })
-        .returning('*');
+      // The flag and the owner's connection.needs_reconnection notification commit together.
+      const marked = await knex.transaction(async (trx) => {
+        const [flagged] = (await trx('connections')
+          .where({ id: row.id, org_id: row.org_id })
+          .where('expires_at', row.expires_at)
+          .update({ needs_reconnection: true, updated_at: knex.fn.now() })
+          .returning('*')) as ConnectionRow[];
+        if (flagged) await notifyConnectionNeedsReconnection(trx, flagged, `the token refresh was refused: ${refused}`);
+        return flagged;
+      });
       if (!marked) return 'changed';
       await notifyConnectionUpdate(knex, marked);
       return 'refused';

@@ -2,6 +2,7 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { assertValid, userSchemaValidator } from '../shared/validation.ts';
 import { ProblemError } from '../shared/errors.ts';
+import { notifyRunEnded } from '../shared/notifications/create.ts';
 import { notifyRunEvent } from '../shared/runs/events.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
 import { LIVE_STATUSES, type RunStatus } from '../shared/runs/model.ts';
@@ -51,17 +52,23 @@ export function createRunStateActivities(deps: ActivityDeps) {
         if (!agent) throw ApplicationFailure.nonRetryable(`agent version ${run.package_version} of run ${runId} is gone`);
         final = judgeOutput(agent.outputSchema, outcome.output);
       }
-      const [row] = await knex('runs')
-        .where({ id: runId })
-        .whereIn('status', LIVE_STATUSES)
-        .update({
-          status: final.status,
-          result: final.status === 'success' ? JSON.stringify({ output: final.output }) : null,
-          error: final.status === 'success' ? null : final.error,
-          // started_at stays null for a run that never started: its duration is null, not 0.
-          finished_at: knex.fn.now(),
-        })
-        .returning(['status', 'org_id', 'space_id']);
+      // The terminal status and its notification (failed, timeout) commit together.
+      const row = await knex.transaction(async (trx) => {
+        const [ended] = await trx('runs')
+          .where({ id: runId })
+          .whereIn('status', LIVE_STATUSES)
+          .update({
+            status: final.status,
+            result: final.status === 'success' ? JSON.stringify({ output: final.output }) : null,
+            error: final.status === 'success' ? null : final.error,
+            // started_at stays null for a run that never started: its duration is null, not 0.
+            finished_at: knex.fn.now(),
+          })
+          .returning(['id', 'status', 'org_id', 'space_id', 'user_id', 'schedule_id', 'error']);
+        const pkg = run as typeof run & { scope: string; name: string }; // loadRunWithAgent joins the package
+        if (ended) await notifyRunEnded(trx, ended, `${pkg.scope}/${pkg.name}`);
+        return ended;
+      });
       if (!row) return (await knex('runs').where({ id: runId }).first()).status;
       await appendRunLog(knex, runId, {
         level: final.status === 'success' ? 'info' : 'error',

@@ -25,6 +25,7 @@ import { webhookRoutes } from './webhooks/index.ts';
 import { oidcRoutes } from './oidc/index.ts';
 import { oauthClientRoutes } from './oauth-clients/index.ts';
 import { endUserRoutes } from './end-users/index.ts';
+import { notificationRoutes } from './notifications/index.ts';
 import launchRun from './agents/launch-run.ts';
 import agentRuns from './agents/runs-list.ts';
 import connectionReadiness from './agents/connection-readiness.ts';
@@ -126,6 +127,7 @@ export const resourceRoutes: RouteDef[] = [
   ...oauthClientRoutes,
   ...oidcRoutes,
   ...endUserRoutes,
+  ...notificationRoutes,
   integrationList,
   connectWithFields,
   createConnectSession,

@@ -4,6 +4,7 @@
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { findSpace, orgRole, spaceScopes } from '../identity/tenancy.ts';
+import { notifyScheduleDisabled } from '../notifications/create.ts';
 import type { ScheduleRow } from './model.ts';
 import { pauseTemporalSchedule } from './temporal.ts';
 
@@ -28,7 +29,15 @@ export async function lostAccessReason(knex: Knex, s: Owned, at = new Date()): P
  * a tick of a disabled row pauses the schedule again and starts nothing.
  */
 export async function disableSchedule(knex: Knex, workflows: Client, id: string, reason: string): Promise<void> {
-  await knex('schedules').where({ id, enabled: true }).update({ enabled: false, disabled_reason: reason, updated_at: knex.fn.now() });
+  // The row and its creator's schedule.disabled notification commit together (a savepoint when
+  // the caller's `knex` is already a transaction, as when a connection is deleted).
+  await knex.transaction(async (trx) => {
+    const [row] = (await trx('schedules')
+      .where({ id, enabled: true })
+      .update({ enabled: false, disabled_reason: reason, updated_at: knex.fn.now() })
+      .returning('*')) as ScheduleRow[];
+    if (row) await notifyScheduleDisabled(trx, row, reason);
+  });
   await pauseTemporalSchedule(workflows, id, reason).catch(() => undefined);
 }
 

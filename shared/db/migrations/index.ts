@@ -17,6 +17,7 @@ import * as m013 from './013_oauth2.ts';
 import * as m014 from './014_run_steps.ts';
 import * as m015 from './015_oidc.ts';
 import * as m016 from './016_files.ts';
+import * as m017 from './017_notifications.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -40,6 +41,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '014_run_steps': m014,
   '015_oidc': m015,
   '016_files': m016,
+  '017_notifications': m017,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
