@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../shared/config.ts';
 import { createKnex } from '../shared/db/knex.ts';
+import { fileStorage } from '../shared/files/storage.ts';
 import { createLogger, type Logger } from '../shared/log.ts';
 import { temporalConnectionOptions } from '../shared/temporal-connection.ts';
 import { createApp } from './app.ts';
@@ -27,10 +28,11 @@ export async function startApiServer(
   const knex = createKnex(deps.databaseUrl);
   const temporal = Connection.lazy(temporalConnectionOptions(config, deps.temporalAddress));
   const workflows = new Client({ connection: temporal, namespace: config.temporalNamespace });
+  const files = await fileStorage(config);
   const rateLimiters = new RateLimiters(config.redisUrl);
   const runEvents = new RunEventsHub(deps.databaseUrl, log, knex);
   await runEvents.start();
-  const app = createApp({ config, knex, log, temporal, workflows, rateLimiters, runEvents }, deps.extraRoutes);
+  const app = createApp({ config, knex, log, temporal, workflows, rateLimiters, runEvents, files }, deps.extraRoutes);
   // 64 KiB of request line and headers, not Node's 16: the largest query a route publishes (the
   // OAuth callback's, about 12,000 characters, each up to 3 once percent-encoded) must fit.
   const server = http.createServer({ maxHeaderSize: 64 * 1024 }, app.callback());

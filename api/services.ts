@@ -3,6 +3,7 @@
 import type { Client, Connection } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Config } from '../shared/config.ts';
+import type { FileStorage } from '../shared/files/storage.ts';
 import type { Logger } from '../shared/log.ts';
 import type { RateLimiters } from './middleware/rate-limit.ts';
 import type { RunEventsHub } from './run-events-hub.ts';
@@ -16,4 +17,6 @@ export interface Services {
   workflows: Client;
   runEvents: RunEventsHub;
   rateLimiters: RateLimiters;
+  /** File bytes: the disk under DATA_DIR/files, or S3-compatible storage (shared/files/storage.ts). */
+  files: FileStorage;
 }
