@@ -26,6 +26,7 @@ import { oidcRoutes } from './oidc/index.ts';
 import { oauthClientRoutes } from './oauth-clients/index.ts';
 import { endUserRoutes } from './end-users/index.ts';
 import { notificationRoutes } from './notifications/index.ts';
+import { uploadRoutes } from './uploads/index.ts';
 import launchRun from './agents/launch-run.ts';
 import agentRuns from './agents/runs-list.ts';
 import connectionReadiness from './agents/connection-readiness.ts';
@@ -128,6 +129,7 @@ export const resourceRoutes: RouteDef[] = [
   ...oidcRoutes,
   ...endUserRoutes,
   ...notificationRoutes,
+  ...uploadRoutes,
   integrationList,
   connectWithFields,
   createConnectSession,

@@ -1,0 +1,111 @@
+// Uploads (SPEC 4.8, DESIGN.md 7): a declared file waiting for its bytes at a one-hour upload
+// URL, then for a run input to take it. Rows carry owner columns as runs do, and are visible
+// as runs are (api/routes/runs/_visible.ts).
+import type { Knex } from 'knex';
+import { problem } from '../../../shared/errors.ts';
+import type { RunRow } from '../../../shared/runs/model.ts';
+import type { AppContext } from '../../route.ts';
+import { canReadRun, runAudience } from '../runs/_visible.ts';
+
+export interface UploadRow {
+  id: string;
+  org_id: string;
+  space_id: string;
+  actor_type: RunRow['actor_type'];
+  actor_id: string;
+  user_id: string | null;
+  end_user_id: string | null;
+  name: string;
+  content_type: string;
+  /** bigint: pg hands it back as a string. */
+  size: string | number;
+  token_hash: string;
+  /** Where the bytes are once completed (the successful PUT's own key). */
+  storage_key: string;
+  sha256: string | null;
+  completed_at: Date | null;
+  expires_at: Date;
+  created_at: Date;
+}
+
+/** How long an upload URL is good for. */
+export const UPLOAD_TTL_MS = 60 * 60 * 1000;
+
+export function uploadDto(row: UploadRow) {
+  return {
+    object: 'upload' as const,
+    id: row.id,
+    name: row.name,
+    contentType: row.content_type,
+    size: Number(row.size),
+    completed: row.completed_at !== null,
+    sha256: row.sha256,
+    expiresAt: row.expires_at.toISOString(),
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+export const uploadSchema = {
+  type: 'object',
+  required: ['object', 'id', 'name', 'contentType', 'size', 'completed', 'sha256', 'expiresAt', 'createdAt'],
+  properties: {
+    object: { const: 'upload' },
+    id: { type: 'string', pattern: '^upl_' },
+    name: { type: 'string' },
+    contentType: { type: 'string' },
+    size: { type: 'integer', minimum: 1 },
+    completed: { type: 'boolean', description: 'Whether the bytes were received' },
+    sha256: { type: ['string', 'null'], description: 'Hex SHA-256 of the bytes, once completed' },
+    expiresAt: { type: 'string', format: 'date-time', description: 'When the upload URL stops working and an unused upload lapses' },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+const CTL = '\\u0000-\\u001F\\u007F';
+/** A file name, not a path: no `/`, `\`, control characters, and not `.` or `..` (no lookahead, for generators). */
+export const fileNameSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 255,
+  pattern: `^([^/\\\\.${CTL}][^/\\\\${CTL}]*|\\.[^/\\\\.${CTL}][^/\\\\${CTL}]*|\\.\\.[^/\\\\${CTL}]+)$`,
+  description: 'A file name without path separators (no `/` or `\\`), not `.` or `..`',
+} as const;
+
+const TOKEN = "[A-Za-z0-9!#$&^_.+-]{1,127}";
+/** `type/subtype`, optionally with parameters (`text/plain; charset=utf-8`). */
+export const mimeTypeSchema = {
+  type: 'string',
+  maxLength: 255,
+  pattern: `^${TOKEN}/${TOKEN}( *; *${TOKEN}=(${TOKEN}|"[^"${CTL}]*"))*$`,
+  description: 'A MIME type, e.g. `application/pdf` or `text/plain; charset=utf-8`',
+} as const;
+
+/** The upload with this id as the caller may see it (like a run), or 404. */
+export async function findVisibleUpload(ctx: AppContext, id: string): Promise<UploadRow> {
+  const row = await ctx.services.knex<UploadRow>('uploads').where({ id }).first();
+  if (!row || !canReadRun(runAudience(ctx), row)) throw problem('not_found', 'No such upload');
+  return row;
+}
+
+/**
+ * Bytes the organization holds or has reserved: every file row (until the expiry sweep deletes
+ * it), plus uploads not yet expired (pending ones reserve their declared size) whose bytes no
+ * file row has taken over.
+ */
+export async function orgBytesInUse(knex: Knex, orgId: string): Promise<number> {
+  const { rows } = await knex.raw<{ rows: { used: string }[] }>(
+    `select
+       (select coalesce(sum(size), 0) from files where org_id = :orgId)
+     + (select coalesce(sum(u.size), 0) from uploads u
+         where u.org_id = :orgId and u.expires_at > now()
+           and not exists (select 1 from files f where f.storage_key = u.storage_key)) as used`,
+    { orgId },
+  );
+  return Number(rows[0].used);
+}
+
+export function formatBytes(n: number): string {
+  const MiB = 1024 * 1024;
+  if (n >= MiB && n % MiB === 0) return `${n / MiB} MiB (${n} bytes)`;
+  return `${n} bytes`;
+}
