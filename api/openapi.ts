@@ -50,9 +50,10 @@ function responsesOf(route: RouteDef, config: Config): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const problemContent = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
   for (const [status, r] of Object.entries(route.responses)) {
+    const headers = r.headers ? { headers: r.headers } : {};
     out[status] = r.schema
-      ? { description: r.description, content: { [r.contentType ?? 'application/json']: { schema: r.schema }, ...(r.problem ? problemContent : {}) } }
-      : { description: r.description };
+      ? { description: r.description, ...headers, content: { [r.contentType ?? 'application/json']: { schema: r.schema }, ...(r.problem ? problemContent : {}) } }
+      : { description: r.description, ...headers };
   }
   const problemRef = { content: problemContent };
   out.default = { description: 'Error (RFC 9457 problem document)', ...problemRef };

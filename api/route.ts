@@ -28,6 +28,8 @@ export interface ResponseDef {
   description: string;
   schema?: JsonSchema;
   contentType?: string;
+  /** Response headers, published in OpenAPI. */
+  headers?: Record<string, { description: string; schema: JsonSchema }>;
   /** Also answered as a problem document, to a client that does not ask for `contentType`. */
   problem?: boolean;
 }

@@ -267,6 +267,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     fileMaxBytes: int(env, 'FILE_MAX_BYTES', 100 * MiB, 1),
     /** SPEC 8.5: bytes an organization may keep in files and uploads; unset = no quota. */
     orgStorageQuotaBytes: env.ORG_STORAGE_QUOTA_BYTES ? int(env, 'ORG_STORAGE_QUOTA_BYTES', 0, 1) : undefined,
+    /** How often the `sweep-expired-files` Temporal Schedule deletes expired files and lapsed uploads. */
+    fileSweepIntervalSeconds: int(env, 'FILE_SWEEP_INTERVAL_SECONDS', 3600, 1),
     /** S3-compatible object storage for files (all of endpoint, bucket and keys); unset = `$DATA_DIR/files`. */
     s3: s3Settings(env),
     platformRunLimits: parseJsonSetting('PLATFORM_RUN_LIMITS', env.PLATFORM_RUN_LIMITS) as PlatformRunLimits,

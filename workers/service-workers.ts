@@ -1,6 +1,6 @@
 // The service's workers: `agent-runs` (runAgent, remoteRun, scheduledRun ticks and the run
-// activities) and `platform` (webhook deliveries, inline-package purges, connect logins), sharing one
-// connection, one bundle and injected resources.
+// activities) and `platform` (webhook deliveries, inline-package purges, connect logins, the file
+// expiry sweep), sharing one connection, one bundle and injected resources.
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
@@ -12,8 +12,10 @@ import { createPublishRunEventActivity } from '../activities/publish-run-event.t
 import { createPurgeInlinePackageActivity } from '../activities/purge-inline-package.ts';
 import { createRunStateActivities } from '../activities/run-state.ts';
 import { createScheduledTickActivities } from '../activities/scheduled-tick.ts';
+import { createSweepExpiredFilesActivities } from '../activities/sweep-expired-files.ts';
 import { createWebhookDeliveryActivity } from '../activities/webhook-delivery.ts';
 import type { Config } from '../shared/config.ts';
+import { ensureFileSweepSchedule } from '../shared/files/sweep-schedule.ts';
 import { PLATFORM_TASK_QUEUE } from '../shared/events/publish.ts';
 import type { Logger } from '../shared/log.ts';
 import { AGENT_RUNS_TASK_QUEUE } from '../shared/runs/launch.ts';
@@ -63,9 +65,17 @@ export async function createServiceWorkers(opts: {
     await Worker.create({
       ...common,
       taskQueue: PLATFORM_TASK_QUEUE,
-      activities: { ...createWebhookDeliveryActivity(deps), ...createPurgeInlinePackageActivity(deps), ...createConnectLoginActivity(deps), ...createOAuth2Activities(deps) },
+      activities: {
+        ...createWebhookDeliveryActivity(deps),
+        ...createPurgeInlinePackageActivity(deps),
+        ...createConnectLoginActivity(deps),
+        ...createOAuth2Activities(deps),
+        ...createSweepExpiredFilesActivities(deps),
+      },
     }),
   ];
+  // File expiry (DESIGN.md 7): the hourly sweep's Temporal Schedule, created or brought up to date.
+  await ensureFileSweepSchedule(workflows, config);
   return {
     workers,
     run: async () => {

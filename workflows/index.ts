@@ -6,3 +6,4 @@ export { refreshConnection } from './refresh-connection.ts';
 export { remoteRun } from './remote-run.ts';
 export { runAgent } from './run-agent.ts';
 export { scheduledRun } from './scheduled-run.ts';
+export { sweepExpiredFiles } from './sweep-expired-files.ts';

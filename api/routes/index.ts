@@ -27,6 +27,7 @@ import { oauthClientRoutes } from './oauth-clients/index.ts';
 import { endUserRoutes } from './end-users/index.ts';
 import { notificationRoutes } from './notifications/index.ts';
 import { uploadRoutes } from './uploads/index.ts';
+import { fileRoutes } from './files/index.ts';
 import launchRun from './agents/launch-run.ts';
 import agentRuns from './agents/runs-list.ts';
 import connectionReadiness from './agents/connection-readiness.ts';
@@ -130,6 +131,7 @@ export const resourceRoutes: RouteDef[] = [
   ...endUserRoutes,
   ...notificationRoutes,
   ...uploadRoutes,
+  ...fileRoutes,
   integrationList,
   connectWithFields,
   createConnectSession,

@@ -1,0 +1,69 @@
+// Expiry of files (DESIGN.md 7): unkept files whose `expires_at` passed, and uploads whose
+// upload URL lapsed (pending ones, and completed ones no run took), are deleted in batches:
+// bytes first, then rows, in one transaction that holds the rows (FOR UPDATE SKIP LOCKED), so
+// a concurrent keep or delete waits or is skipped and a crash leaves rows to sweep again.
+// Idempotent: deleting missing bytes or rows is not an error, and a rerun picks up what is left.
+import type { Knex } from 'knex';
+import { unreferencedKeys } from '../shared/files/expiry.ts';
+import { type FileStorage, fileStorage } from '../shared/files/storage.ts';
+import type { ActivityDeps } from './deps.ts';
+
+export const SWEEP_BATCH = 200;
+
+export interface SweepBatchResult {
+  files: number;
+  uploads: number;
+  /** A full batch of either: there may be more. */
+  more: boolean;
+}
+
+export function createSweepExpiredFilesActivities(deps: Pick<ActivityDeps, 'knex' | 'config'> & { files?: FileStorage }) {
+  const { knex } = deps;
+  let storage: Promise<FileStorage> | undefined = deps.files ? Promise.resolve(deps.files) : undefined;
+  const files = () => (storage ??= fileStorage(deps.config));
+
+  async function sweepFiles(trx: Knex.Transaction, limit: number): Promise<number> {
+    const rows: { id: string; storage_key: string }[] = await trx('files')
+      .where({ kept: false })
+      .where('expires_at', '<=', trx.fn.now())
+      .orderBy('expires_at')
+      .limit(limit)
+      .forUpdate()
+      .skipLocked()
+      .select('id', 'storage_key');
+    if (!rows.length) return 0;
+    const ids = rows.map((r) => r.id);
+    const store = await files();
+    for (const key of await unreferencedKeys(trx, rows.map((r) => r.storage_key), { files: ids })) await store.delete(key);
+    await trx('files').whereIn('id', ids).delete();
+    return rows.length;
+  }
+
+  async function sweepUploads(trx: Knex.Transaction, limit: number): Promise<number> {
+    // Pending uploads never got their bytes (put() stores whole files or nothing); completed
+    // ones a run took share their key with a file, which keeps the bytes.
+    const rows: { id: string; storage_key: string }[] = await trx('uploads')
+      .where('expires_at', '<=', trx.fn.now())
+      .orderBy('expires_at')
+      .limit(limit)
+      .forUpdate()
+      .skipLocked()
+      .select('id', 'storage_key');
+    if (!rows.length) return 0;
+    const ids = rows.map((r) => r.id);
+    const store = await files();
+    for (const key of await unreferencedKeys(trx, rows.map((r) => r.storage_key), { uploads: ids })) await store.delete(key);
+    await trx('uploads').whereIn('id', ids).delete();
+    return rows.length;
+  }
+
+  return {
+    /** One batch of each; the workflow calls it until `more` is false. */
+    async sweepExpiredFilesBatch(input: { limit?: number } = {}): Promise<SweepBatchResult> {
+      const limit = input.limit ?? SWEEP_BATCH;
+      const removedFiles = await knex.transaction((trx) => sweepFiles(trx, limit));
+      const removedUploads = await knex.transaction((trx) => sweepUploads(trx, limit));
+      return { files: removedFiles, uploads: removedUploads, more: removedFiles === limit || removedUploads === limit };
+    },
+  };
+}
