@@ -22,38 +22,19 @@ export function createSweepExpiredFilesActivities(deps: Pick<ActivityDeps, 'knex
   let storage: Promise<FileStorage> | undefined = deps.files ? Promise.resolve(deps.files) : undefined;
   const files = () => (storage ??= fileStorage(deps.config));
 
-  async function sweepFiles(trx: Knex.Transaction, limit: number): Promise<number> {
-    const rows: { id: string; storage_key: string }[] = await trx('files')
-      .where({ kept: false })
-      .where('expires_at', '<=', trx.fn.now())
-      .orderBy('expires_at')
-      .limit(limit)
-      .forUpdate()
-      .skipLocked()
-      .select('id', 'storage_key');
+  /**
+   * Deletes one batch of expired rows of `table` (unkept files, or uploads), then the bytes no
+   * other row still uses; rows locked by a concurrent sweep are skipped.
+   */
+  async function sweep(trx: Knex.Transaction, table: 'files' | 'uploads', limit: number): Promise<number> {
+    const expired = trx(table).where('expires_at', '<=', trx.fn.now());
+    if (table === 'files') expired.where({ kept: false });
+    const rows: { id: string; storage_key: string }[] = await expired.orderBy('expires_at').limit(limit).forUpdate().skipLocked().select('id', 'storage_key');
     if (!rows.length) return 0;
     const ids = rows.map((r) => r.id);
     const store = await files();
-    for (const key of await unreferencedKeys(trx, rows.map((r) => r.storage_key), { files: ids })) await store.delete(key);
-    await trx('files').whereIn('id', ids).delete();
-    return rows.length;
-  }
-
-  async function sweepUploads(trx: Knex.Transaction, limit: number): Promise<number> {
-    // Pending uploads never got their bytes (put() stores whole files or nothing); completed
-    // ones a run took share their key with a file, which keeps the bytes.
-    const rows: { id: string; storage_key: string }[] = await trx('uploads')
-      .where('expires_at', '<=', trx.fn.now())
-      .orderBy('expires_at')
-      .limit(limit)
-      .forUpdate()
-      .skipLocked()
-      .select('id', 'storage_key');
-    if (!rows.length) return 0;
-    const ids = rows.map((r) => r.id);
-    const store = await files();
-    for (const key of await unreferencedKeys(trx, rows.map((r) => r.storage_key), { uploads: ids })) await store.delete(key);
-    await trx('uploads').whereIn('id', ids).delete();
+    for (const key of await unreferencedKeys(trx, rows.map((r) => r.storage_key), { [table]: ids })) await store.delete(key);
+    await trx(table).whereIn('id', ids).delete();
     return rows.length;
   }
 
@@ -61,8 +42,8 @@ export function createSweepExpiredFilesActivities(deps: Pick<ActivityDeps, 'knex
     /** One batch of each; the workflow calls it until `more` is false. */
     async sweepExpiredFilesBatch(input: { limit?: number } = {}): Promise<SweepBatchResult> {
       const limit = input.limit ?? SWEEP_BATCH;
-      const removedFiles = await knex.transaction((trx) => sweepFiles(trx, limit));
-      const removedUploads = await knex.transaction((trx) => sweepUploads(trx, limit));
+      const removedFiles = await knex.transaction((trx) => sweep(trx, 'files', limit));
+      const removedUploads = await knex.transaction((trx) => sweep(trx, 'uploads', limit));
       return { files: removedFiles, uploads: removedUploads, more: removedFiles === limit || removedUploads === limit };
     },
   };

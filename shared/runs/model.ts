@@ -16,6 +16,9 @@ export interface RunUsage {
   costUsd: number;
 }
 
+/** Who owns a run, an upload or a file, and where: the columns visibility rules read. */
+export type OwnerColumns = Pick<RunRow, 'org_id' | 'space_id' | 'actor_type' | 'actor_id' | 'user_id' | 'end_user_id'>;
+
 export interface RunRow {
   id: string;
   org_id: string;

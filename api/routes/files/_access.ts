@@ -3,18 +3,12 @@
 // caller's own (its API key's, its user's, or its impersonated end-user's); anything else is 404.
 import type { Knex } from 'knex';
 import { problem } from '../../../shared/errors.ts';
-import type { RunRow } from '../../../shared/runs/model.ts';
+import type { OwnerColumns } from '../../../shared/runs/model.ts';
 import type { AppContext } from '../../route.ts';
 import { runAudience } from '../runs/_visible.ts';
 
-export interface FileRow {
+export interface FileRow extends OwnerColumns {
   id: string;
-  org_id: string;
-  space_id: string;
-  actor_type: RunRow['actor_type'];
-  actor_id: string;
-  user_id: string | null;
-  end_user_id: string | null;
   run_id: string | null;
   origin: 'input' | 'output';
   field: string | null;

@@ -3,18 +3,12 @@
 // as runs are (api/routes/runs/_visible.ts).
 import type { Knex } from 'knex';
 import { problem } from '../../../shared/errors.ts';
-import type { RunRow } from '../../../shared/runs/model.ts';
+import type { OwnerColumns } from '../../../shared/runs/model.ts';
 import type { AppContext } from '../../route.ts';
 import { canReadRun, runAudience } from '../runs/_visible.ts';
 
-export interface UploadRow {
+export interface UploadRow extends OwnerColumns {
   id: string;
-  org_id: string;
-  space_id: string;
-  actor_type: RunRow['actor_type'];
-  actor_id: string;
-  user_id: string | null;
-  end_user_id: string | null;
   name: string;
   content_type: string;
   /** bigint: pg hands it back as a string. */

@@ -30,17 +30,19 @@ export default defineRoute<unknown, { token: string }>({
     const { config, knex, files } = ctx.services;
     const tokenHash = sha256Hex(query.token);
     const live = () => knex<UploadRow>('uploads').where({ token_hash: tokenHash }).whereNull('completed_at').where('expires_at', '>', knex.fn.now());
+    // A request without a body (no Content-Length, or 0: an upload declares at least one byte)
+    // is malformed whatever its token: 400 before the token is looked at.
+    const header = ctx.get('Content-Length');
+    if (!/^[1-9]\d*$/.test(header)) {
+      throw problem('validation_failed', {
+        detail: 'Send the bytes with Content-Length equal to the upload\'s declared size',
+        param: 'Content-Length',
+        errors: [{ field: 'Content-Length', code: 'required', message: "Content-Length must be the upload's size" }],
+      });
+    }
     const upload = await live().first();
     if (!upload) throw gone();
     const size = Number(upload.size);
-    const header = ctx.get('Content-Length');
-    if (!/^\d+$/.test(header)) {
-      throw problem('validation_failed', {
-        detail: `Send the ${size} bytes with Content-Length: ${size}`,
-        param: 'Content-Length',
-        errors: [{ field: 'Content-Length', code: 'required', message: `Content-Length must be the upload's size, ${size}` }],
-      });
-    }
     const length = Number(header);
     if (length > config.fileMaxBytes) throw problem('file_too_large', { detail: `The body is ${length} bytes; the limit (FILE_MAX_BYTES) is ${formatBytes(config.fileMaxBytes)}`, param: 'Content-Length' });
     const mismatch = (received: string) =>
