@@ -3,12 +3,14 @@
 // Screenshots of the sign-in, consent and device pages go to test/artifacts/.
 import fs from 'node:fs';
 import http from 'node:http';
+import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import { createLocalJWKSet, decodeProtectedHeader, type JSONWebKeySet, jwtVerify } from 'jose';
 import * as oidc from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { createLogger } from '../../shared/log.ts';
 import { freePort } from '../../shared/stack/ports.ts';
 import { PROJECT_ROOT } from '../../temporal/cli.ts';
 import { Client, newOrg, newUser, PASSWORD, startTestApi, type TestApi, uniqueEmail } from '../support/api.ts';
@@ -45,11 +47,20 @@ describe('OIDC authorization server (openid-client and Chromium)', function () {
   let config: oidc.Configuration;
   let browser: Browser | undefined;
   let person: Awaited<ReturnType<typeof newOrg>>;
+  /** Every API log line at trace level, and the secrets the flows handed out, to search them for. */
+  const logs: string[] = [];
+  const secrets = new Set<string>([PASSWORD]);
 
   before(async () => {
     const port = await freePort(0);
     issuer = `http://127.0.0.1:${port}`;
-    api = await startTestApi({ PORT: String(port), PUBLIC_URL: issuer });
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        logs.push(chunk.toString());
+        done();
+      },
+    });
+    api = await startTestApi({ PORT: String(port), PUBLIC_URL: issuer, LOG_LEVEL: 'trace' }, [], createLogger('trace', 'api-test', sink));
     callback = await startCallbackServer();
     person = await newOrg(api, 'oidc-person');
   });
@@ -164,6 +175,7 @@ describe('OIDC authorization server (openid-client and Chromium)', function () {
     const tokens = await oidc.authorizationCodeGrant(config, returned, { pkceCodeVerifier: verifier, expectedState: state });
     expect(tokens.token_type.toLowerCase()).to.equal('bearer');
     expect(tokens.refresh_token).to.be.a('string');
+    for (const value of [tokens.access_token, tokens.refresh_token!, config.clientMetadata().client_secret as string]) secrets.add(value);
     expect(tokens.claims()?.sub).to.equal(person.userId);
 
     // The access token: an ES256 JWT for the API, with the permissions asked for.
@@ -270,6 +282,7 @@ describe('OIDC authorization server (openid-client and Chromium)', function () {
     const tokens = await polled;
     expect(tokens.access_token).to.be.a('string');
     expect(tokens.refresh_token).to.be.a('string');
+    for (const value of [tokens.access_token, tokens.refresh_token!, device.device_code]) secrets.add(value);
     const jwks = createLocalJWKSet((await (await fetch(`${issuer}/api/auth/jwks`)).json()) as JSONWebKeySet);
     const { payload } = await jwtVerify(tokens.access_token, jwks, { issuer, audience: `${issuer}/api` });
     expect(payload.sub).to.equal(person.userId);
@@ -425,4 +438,33 @@ describe('OIDC authorization server (openid-client and Chromium)', function () {
     }
   });
 
+
+  it('signs out from the authorization server on its own page (strict CSP, the library\'s xsrf)', async () => {
+    const { context, page } = await startAuthorization();
+    try {
+      expect((await signIn(page, person.email, PASSWORD)).status()).to.equal(303); // a sign-in at the authorization server
+      const res = await page.goto(`${issuer}/api/auth/oauth2/end-session`);
+      expect(res!.status()).to.equal(200);
+      expect(res!.headers()['content-security-policy']).to.match(/default-src 'none'/);
+      expect(await page.$('script')).to.equal(null);
+      expect(await page.textContent('h1')).to.equal('Sign out?');
+      expect(await page.$('input[name=xsrf]')).to.not.equal(null);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'oidc-sign-out.png'), fullPage: true });
+      await Promise.all([page.waitForURL('**/end-session/success**'), page.click('button[name=logout]')]);
+      expect(await page.textContent('h1')).to.equal('Signed out');
+      // Signed out, there is nothing more to end: straight to the signed-out page.
+      const again = await page.goto(`${issuer}/api/auth/oauth2/end-session`);
+      expect(again!.url()).to.match(/\/end-session\/success$/);
+      expect(await page.textContent('h1')).to.equal('Signed out');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('never writes a password, client secret, device code or token to the log', () => {
+    expect(logs.length, 'the API logged the flows').to.be.greaterThan(20);
+    expect(secrets.size).to.be.greaterThan(5);
+    const all = logs.join('');
+    for (const secret of secrets) expect(all.includes(secret), `a secret of ${secret.length} characters is in the log`).to.equal(false);
+  });
 });

@@ -97,6 +97,19 @@ async function userinfoOfApiToken(ctx: AppContext): Promise<boolean> {
   return true;
 }
 
+/**
+ * A browser without a sign-in at the authorization server, and no client asking to be sent back,
+ * has nothing to sign out of: it goes to the signed-out page (oidc-provider would answer with a
+ * page that submits itself by script).
+ */
+function nothingToSignOut(ctx: AppContext): boolean {
+  const url = new URL(ctx.req.url ?? '/', 'http://x');
+  if (ctx.cookies.get(SESSION_COOKIE) || url.searchParams.has('post_logout_redirect_uri')) return false;
+  ctx.status = 303;
+  ctx.redirect(`${ROUTES.end_session}/success`);
+  return true;
+}
+
 interface Endpoint {
   method: HttpMethod;
   path: string;
@@ -290,8 +303,8 @@ export const oidcEndpoints: RouteDef[] = [
       operationId: method === 'get' ? 'oauthEndSession' : 'oauthEndSessionPost',
       summary: 'Sign out (RP-initiated logout)',
       description: 'Asks the person to confirm, then ends their sign-in at the authorization server.',
-      ...(method === 'post' ? { streamBody: form({}), before: formAsQuery } : {}),
-      responses: { 200: html('The confirmation page') },
+      ...(method === 'post' ? { streamBody: form({}), before: async (ctx: AppContext) => (await formAsQuery(ctx)) || nothingToSignOut(ctx) } : { before: nothingToSignOut }),
+      responses: { 200: html('The confirmation page'), 303: { description: 'No sign-in here to end: to the signed-out page' } },
     }),
   ),
   ...['confirm', 'success'].map((step) =>

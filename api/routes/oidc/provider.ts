@@ -137,7 +137,7 @@ async function createServer(services: Services): Promise<OidcServer> {
   const provider = new Provider(config.publicUrl, configuration);
   provider.proxy = config.trustProxy > 0;
   // The provider's own failures go to our log (with the request id), not to Koa's stderr printer.
-  provider.app.silent = true;
+  (provider as unknown as { silent: boolean }).silent = true; // v9: the provider is its own Koa app
   provider.on('server_error', (ctx, err) => {
     services.log.error({ err, requestId: ctx.res.getHeader('request-id'), path: ctx.path }, 'authorization server error');
   });
