@@ -2,12 +2,15 @@
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Config } from '../shared/config.ts';
+import type { FileStorage } from '../shared/files/storage.ts';
 import type { Logger } from '../shared/log.ts';
 
 export interface ActivityDeps {
   config: Config;
   knex: Knex;
   log: Logger;
+  /** Where file bytes live (run inputs and outputs, the expiry sweep). */
+  files: FileStorage;
   /** Starts workflows (webhook deliveries) from activities. */
   workflows: Client;
   /** Aborted when the worker starts draining (SIGTERM): running agents hand their runs over. */

@@ -11,6 +11,7 @@ import { appendRunLog } from '../shared/runs/logs.ts';
 import type { RunRow } from '../shared/runs/model.ts';
 import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
+import { collectOutputFiles, prepareRunFiles, type RunWorkspace } from './run-files.ts';
 import { RUNTIME_ENTRY, type SandboxExit, type SandboxMode, spawnSandbox } from './sandbox/spawn.ts';
 import { apiIntegrations } from './sidecar/api-call.ts';
 import { RunJournal } from './sidecar/journal.ts';
@@ -85,6 +86,16 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     },
   };
 
+  /** What the agent wrote becomes files of the run; a storage failure is logged, the run's result stands. */
+  async function keepOutputFiles(run: RunRow, outputDir: string): Promise<void> {
+    try {
+      await collectOutputFiles({ knex, storage: deps.files, maxBytes: config.fileMaxBytes, quotaBytes: config.orgStorageQuotaBytes }, run, outputDir);
+    } catch (err) {
+      log.error({ err, runId: run.id }, 'output files not kept');
+      await appendRunLog(knex, run.id, { level: 'error', type: 'files', message: `The run's output files could not be kept: ${(err as Error).message}` });
+    }
+  }
+
   async function execute(runId: string): Promise<ExecuteResult> {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
@@ -109,8 +120,16 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     const apis = await apiIntegrations(knex, run, agent);
     // MCP server dependencies: connected here, credentials injected in the worker (mcp-tools.ts).
     const mcp = await McpTools.open(run, agent.mcpServers, { knex, log, config });
+    let workspace: RunWorkspace;
+    try {
+      workspace = await prepareRunFiles(knex, deps.files, run, config.fileMaxBytes);
+    } catch (err) {
+      await mcp.close();
+      await dispatcher.close();
+      throw failure(`The run's input files could not be prepared: ${(err as Error).message}`);
+    }
     const sidecar = new Sidecar(
-      { run, agent, model, pins, actorKey: actorKey(run), apiIntegrations: apis },
+      { run, agent, model, pins, actorKey: actorKey(run), apiIntegrations: apis, files: workspace.info },
       { knex, log, journal, dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, mcp, delivery: config },
     );
     const limits = config.platformRunLimits;
@@ -121,6 +140,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
         name: run.id,
         nodeArgs: [RUNTIME_ENTRY],
         socketDir: sidecar.socketDir,
+        files: workspace,
         memoryMb: limits.agent_memory_ceiling_mb,
         cpus: limits.agent_cpu_ceiling,
       });
@@ -129,6 +149,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       await sidecar.close().catch(() => undefined);
       await mcp.close();
       await dispatcher.close();
+      await workspace.remove();
       throw err;
     }
     if (sandbox.mode === 'process') log.warn({ runId }, 'bwrap is missing: the agent runs WITHOUT isolation (process mode)');
@@ -151,6 +172,8 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     try {
       exit = await sandbox.exited;
       await handover;
+      // A handed-over run writes its files again on the next worker (its runtime replays the calls).
+      if (!handover) await keepOutputFiles(run, workspace.outputDir);
     } finally {
       clearInterval(beat);
       ctx.cancellationSignal.removeEventListener('abort', onCancel);
@@ -158,6 +181,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       await sidecar.close();
       await mcp.close();
       await dispatcher.close();
+      await workspace.remove();
     }
     if (sidecar.state.output) return { output: sidecar.state.output.value, sandboxMode: sandbox.mode };
     if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The sandbox was stopped');

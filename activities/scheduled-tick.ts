@@ -5,13 +5,14 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { ProblemError } from '../shared/errors.ts';
 import { deterministicEventId } from '../shared/events/publish.ts';
+import { type InputFile, resolveInputFiles } from '../shared/files/run-inputs.ts';
 import { requireConnections } from '../shared/integrations/readiness.ts';
 import { agentForRun, type ResolvedAgent, resolveAgent } from '../shared/packages/resolve-agent.ts';
 import { latestVersion } from '../shared/packages/store.ts';
 import { effectiveTimeoutSeconds } from '../shared/packages/timeout.ts';
 import { fullName, type PackageRow } from '../shared/packages/types.ts';
 import { admitRun, startRunWorkflow } from '../shared/runs/launch.ts';
-import type { RunRow, RunStatus } from '../shared/runs/model.ts';
+import type { OwnerColumns, RunRow, RunStatus } from '../shared/runs/model.ts';
 import { insertRefusedRun } from '../shared/runs/refused.ts';
 import { creatorCanRun, disableSchedule, lostAccessReason } from '../shared/schedules/access.ts';
 import type { ScheduleRow } from '../shared/schedules/model.ts';
@@ -113,8 +114,11 @@ export function createScheduledTickActivities(deps: ActivityDeps) {
         agent = await resolveAgent(knex, schedule.org_id, schedule.space_id, pkg.scope, pkg.name);
         if (!agent) return refuse(`${fullName(pkg)} is no longer available in this space (moved to another space, or no published version)`);
         let input: Record<string, unknown>;
+        let files: InputFile[];
         try {
-          input = runInput(agent.inputSchema, schedule.input);
+          // A schedule's file inputs are files of its creator's (a kept `file_`: an upload lapses in an hour).
+          const where = { orgId: schedule.org_id, spaceId: schedule.space_id, canRead: (row: OwnerColumns) => row.user_id === schedule.created_by };
+          ({ input, files } = await resolveInputFiles(knex, where, agent, runInput(agent.inputSchema, schedule.input)));
         } catch (err) {
           if (!(err instanceof ProblemError)) throw err;
           return refuse(`the schedule's input does not match the input schema of ${agent.fullName} ${agent.version}: ${explain(err)}`, agent);
@@ -135,7 +139,7 @@ export function createScheduledTickActivities(deps: ActivityDeps) {
           if (err instanceof ProblemError && err.code === 'connection_missing') return null;
           throw err;
         }
-        const run = await admitRun(knex, config.platformRunLimits, { ...launcher, agent, input, id: runId, connections });
+        const run = await admitRun(knex, config.platformRunLimits, { ...launcher, agent, input, files, id: runId, connections });
         await startRunWorkflow(knex, workflows, run, agent);
         return { runId, status: run.status };
       } catch (err) {

@@ -5,7 +5,6 @@
 // Idempotent: deleting missing bytes or rows is not an error, and a rerun picks up what is left.
 import type { Knex } from 'knex';
 import { unreferencedKeys } from '../shared/files/expiry.ts';
-import { type FileStorage, fileStorage } from '../shared/files/storage.ts';
 import type { ActivityDeps } from './deps.ts';
 
 export const SWEEP_BATCH = 200;
@@ -17,10 +16,8 @@ export interface SweepBatchResult {
   more: boolean;
 }
 
-export function createSweepExpiredFilesActivities(deps: Pick<ActivityDeps, 'knex' | 'config'> & { files?: FileStorage }) {
-  const { knex } = deps;
-  let storage: Promise<FileStorage> | undefined = deps.files ? Promise.resolve(deps.files) : undefined;
-  const files = () => (storage ??= fileStorage(deps.config));
+export function createSweepExpiredFilesActivities(deps: Pick<ActivityDeps, 'knex' | 'files'>) {
+  const { knex, files } = deps;
 
   /**
    * Deletes one batch of expired rows of `table` (unkept files, or uploads), then the bytes no
@@ -32,8 +29,7 @@ export function createSweepExpiredFilesActivities(deps: Pick<ActivityDeps, 'knex
     const rows: { id: string; storage_key: string }[] = await expired.orderBy('expires_at').limit(limit).forUpdate().skipLocked().select('id', 'storage_key');
     if (!rows.length) return 0;
     const ids = rows.map((r) => r.id);
-    const store = await files();
-    for (const key of await unreferencedKeys(trx, rows.map((r) => r.storage_key), { [table]: ids })) await store.delete(key);
+    for (const key of await unreferencedKeys(trx, rows.map((r) => r.storage_key), { [table]: ids })) await files.delete(key);
     await trx(table).whereIn('id', ids).delete();
     return rows.length;
   }

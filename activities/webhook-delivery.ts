@@ -19,7 +19,7 @@ export function classify(status: number): AttemptOutcome {
   return 'permanent';
 }
 
-export function createWebhookDeliveryActivity(deps: ActivityDeps) {
+export function createWebhookDeliveryActivity(deps: Omit<ActivityDeps, 'files'>) {
   const { knex, config } = deps;
   const dispatcher = egressDispatcher(config.egressAllowInternalHosts, ATTEMPT_TIMEOUT_MS, config.extraCaCertsPath);
 

@@ -4,12 +4,16 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { type ProblemFieldError, problem } from './errors.ts';
+import { FILE_INPUT_ID } from './files/run-inputs.ts';
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
-function makeAjv(coerceTypes: boolean): Ajv {
+/** An ajv with the formats agent schemas may use (ajv-formats, and `file`). */
+export function makeAjv(coerceTypes: boolean): Ajv {
   const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes });
   addFormats(ajv);
+  // `format: 'file'` of agent inputs: an upload or file id (shared/files/run-inputs.ts checks it is one the launcher may read).
+  ajv.addFormat('file', FILE_INPUT_ID);
   return ajv;
 }
 

@@ -18,6 +18,7 @@ import type { Config } from '../shared/config.ts';
 import { ensureFileSweepSchedule } from '../shared/files/sweep-schedule.ts';
 import { PLATFORM_TASK_QUEUE } from '../shared/events/publish.ts';
 import type { Logger } from '../shared/log.ts';
+import { fileStorage } from '../shared/files/storage.ts';
 import { AGENT_RUNS_TASK_QUEUE } from '../shared/runs/launch.ts';
 import { temporalConnectionOptions } from '../shared/temporal-connection.ts';
 import { PROJECT_ROOT } from '../temporal/cli.ts';
@@ -48,7 +49,7 @@ export async function createServiceWorkers(opts: {
   const workflows = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
   // Shutting down drains: agents running here hand their runs over before the workers stop.
   const drain = new AbortController();
-  const deps = { config, knex, log, workflows, draining: drain.signal };
+  const deps = { config, knex, log, workflows, files: await fileStorage(config), draining: drain.signal };
   const bundle = opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
   const common = { connection, namespace: config.temporalNamespace, ...bundle, shutdownGraceTime: '10 seconds' } as const;
   const workers = [

@@ -1,7 +1,9 @@
 // The agent runtime: runs inside the sandbox with no network, no database and no secrets. It
 // holds the tool-calling loop and reaches the model and the tools only through the sidecar's
 // unix socket. It imports nothing but Node built-ins, because only this folder is mounted.
+import fs from 'node:fs';
 import http from 'node:http';
+import path from 'node:path';
 
 interface ToolCall {
   id: string;
@@ -39,13 +41,88 @@ function call<T>(method: string, path: string, body?: unknown): Promise<{ status
   });
 }
 
+// The file tools run here, where the files are (activities/sidecar/file-tools.ts). The agent
+// names sandbox paths; unisolated (process mode) the folders are elsewhere on the host.
+const WORKSPACE = { input: process.env.WORKSPACE_INPUT ?? '/workspace/input', output: process.env.WORKSPACE_OUTPUT ?? '/workspace/output' };
+const READ_CHUNK = 65536;
+
+interface FileLimits {
+  maxOutputFiles: number;
+  maxOutputBytes: number;
+}
+
+/** The host path of a sandbox path under /workspace/input or /workspace/output, or null. */
+function hostPath(p: unknown): string | null {
+  if (typeof p !== 'string') return null;
+  const norm = path.posix.normalize(p);
+  for (const root of ['input', 'output'] as const) {
+    const prefix = `/workspace/${root}/`;
+    if (norm.startsWith(prefix) && norm.length > prefix.length) return path.join(WORKSPACE[root], norm.slice(prefix.length));
+  }
+  return null;
+}
+
+function listed(root: 'input' | 'output'): string[] {
+  const out: string[] = [];
+  const walk = (dir: string, shown: string) => {
+    if (!fs.existsSync(dir)) return;
+    for (const name of fs.readdirSync(dir).sort()) {
+      const st = fs.lstatSync(path.join(dir, name));
+      if (st.isDirectory()) walk(path.join(dir, name), `${shown}/${name}`);
+      else if (st.isFile()) out.push(`${shown}/${name} (${st.size} bytes)`);
+    }
+  };
+  walk(WORKSPACE[root], `/workspace/${root}`);
+  return out;
+}
+
+function fileTool(name: string, a: Record<string, unknown>, limits: FileLimits): string {
+  if (name === 'list_files') {
+    const inputs = listed('input');
+    const outputs = listed('output');
+    return `Input files:\n${inputs.join('\n') || '(none)'}\nOutput files:\n${outputs.join('\n') || '(none)'}`;
+  }
+  if (name === 'read_file') {
+    const file = hostPath(a.path);
+    if (!file || !fs.existsSync(file) || !fs.lstatSync(file).isFile()) return `No file at ${String(a.path)}: see list_files`;
+    const size = fs.statSync(file).size;
+    const offset = Number.isInteger(a.offset) && (a.offset as number) > 0 ? (a.offset as number) : 0;
+    const buf = Buffer.alloc(Math.max(0, Math.min(READ_CHUNK, size - offset)));
+    const fd = fs.openSync(file, 'r');
+    try {
+      fs.readSync(fd, buf, 0, buf.length, offset);
+    } finally {
+      fs.closeSync(fd);
+    }
+    const rest = size - offset - buf.length;
+    const text = buf.toString(a.encoding === 'base64' ? 'base64' : 'utf8');
+    return rest > 0 ? `${text}\n[${rest} more bytes: call read_file with offset ${offset + buf.length}]` : text;
+  }
+  // write_file: a plain name in the output folder, within the run's bounds.
+  const fileName = String(a.name ?? '');
+  if (!fileName || fileName === '.' || fileName === '..' || /[/\\]/.test(fileName) || fileName.includes('\0') || fileName.length > 255) {
+    return 'write_file needs `name`: a file name without folders, e.g. summary.md';
+  }
+  const data = Buffer.from(String(a.content ?? ''), a.encoding === 'base64' ? 'base64' : 'utf8');
+  const target = path.join(WORKSPACE.output, fileName);
+  const existing = fs.readdirSync(WORKSPACE.output);
+  if (!existing.includes(fileName) && existing.length >= limits.maxOutputFiles) return `Not written: a run keeps at most ${limits.maxOutputFiles} files`;
+  const others = existing.filter((n) => n !== fileName).reduce((n, f) => n + fs.statSync(path.join(WORKSPACE.output, f)).size, 0);
+  const before = a.append === true && existing.includes(fileName) ? fs.statSync(target).size : 0;
+  if (others + before + data.length > limits.maxOutputBytes) return `Not written: a run's files may hold at most ${limits.maxOutputBytes} bytes`;
+  if (a.append === true) fs.appendFileSync(target, data);
+  else fs.writeFileSync(target, data);
+  return `Wrote ${data.length} bytes to /workspace/output/${fileName}`;
+}
+
 function fail(message: string): never {
   process.stderr.write(`${message}\n`);
   process.exit(1);
 }
 
 async function main(): Promise<void> {
-  const { body: run } = await call<{ system: string; input: unknown; maxTurns: number }>('GET', '/v1/run');
+  const { body: run } = await call<{ system: string; input: unknown; maxTurns: number; localTools: string[]; files?: FileLimits }>('GET', '/v1/run');
+  const local = new Set(run.localTools ?? []);
   const messages: Message[] = [
     { role: 'system', content: run.system },
     { role: 'user', content: JSON.stringify(run.input ?? {}) },
@@ -69,6 +146,16 @@ async function main(): Promise<void> {
         args = JSON.parse(c.function.arguments || '{}');
       } catch {
         messages.push({ role: 'tool', tool_call_id: c.id, content: 'The arguments are not valid JSON; call the tool again.' });
+        continue;
+      }
+      if (local.has(c.function.name)) {
+        let content: string;
+        try {
+          content = fileTool(c.function.name, (args ?? {}) as Record<string, unknown>, run.files ?? { maxOutputFiles: 0, maxOutputBytes: 0 });
+        } catch (err) {
+          content = `${c.function.name} failed: ${(err as Error).message}`;
+        }
+        messages.push({ role: 'tool', tool_call_id: c.id, content });
         continue;
       }
       const r = await call<{ content: string; done?: boolean }>('POST', `/v1/tools/${encodeURIComponent(c.function.name)}`, { arguments: args });

@@ -52,6 +52,8 @@ export interface SandboxOptions {
   nodeArgs: string[];
   /** Host directory holding the sidecar socket; mounted at /sidecar. */
   socketDir?: string;
+  /** Host directories mounted at /workspace/input (read-only) and /workspace/output (activities/run-files.ts). */
+  files?: { inputDir: string; outputDir: string };
   memoryMb: number;
   cpus: number;
   env?: Record<string, string>;
@@ -113,6 +115,7 @@ function bwrapArgs(opts: SandboxOptions, env: Record<string, string>): string[] 
     '--clearenv',
   ];
   if (opts.socketDir) args.push('--bind', opts.socketDir, '/sidecar');
+  if (opts.files) args.push('--ro-bind', opts.files.inputDir, '/workspace/input', '--bind', opts.files.outputDir, '/workspace/output');
   // bwrap builds the new root on a tmpfs; make it read-only so /workspace is the only writable place.
   args.push('--remount-ro', '/');
   for (const [k, v] of Object.entries(env)) args.push('--setenv', k, v);
@@ -149,7 +152,14 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
     const socket = opts.socketDir ? path.join(opts.socketDir, 'sidecar.sock') : '';
     child = spawn(process.execPath, [...heap, ...runtimeArgs], {
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...env, SIDECAR_SOCKET: socket, HOME: os.tmpdir(), TMPDIR: os.tmpdir() },
+      // Unisolated, the runtime finds the workspace folders where they are on the host.
+      env: {
+        ...env,
+        SIDECAR_SOCKET: socket,
+        HOME: os.tmpdir(),
+        TMPDIR: os.tmpdir(),
+        ...(opts.files ? { WORKSPACE_INPUT: opts.files.inputDir, WORKSPACE_OUTPUT: opts.files.outputDir } : {}),
+      },
       ...(asRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {}),
     });
   }

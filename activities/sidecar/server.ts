@@ -15,6 +15,8 @@ import { appendRunLog, type LogEntryInput, type LogLevel } from '../../shared/ru
 import type { RunRow, RunUsage } from '../../shared/runs/model.ts';
 import { SANDBOX_UID } from '../sandbox/spawn.ts';
 import { type ApiCallContext, type ApiIntegration, apiCall, apiCallTool } from './api-call.ts';
+import type { RunFilesInfo } from '../run-files.ts';
+import { FILE_TOOL_NAMES, fileToolsOf } from './file-tools.ts';
 import { JournalMismatch, type RunJournal } from './journal.ts';
 import type { McpTools } from './mcp-tools.ts';
 import { type ChatMessage, complete, ModelCallError, type ToolDef } from './providers.ts';
@@ -54,17 +56,23 @@ export interface SidecarRun {
   actorKey: string;
   /** Integrations that offer `api_call` to this run (see api-call.ts); none when absent. */
   apiIntegrations?: ApiIntegration[];
+  /** The run's files as the sandbox sees them (activities/run-files.ts). */
+  files?: RunFilesInfo;
 }
 
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'];
 const MAX_TURNS = 50;
 
-export function systemPrompt(agent: ResolvedAgent, pins: string[]): string {
+export function systemPrompt(agent: ResolvedAgent, pins: string[], files: ToolDef[] = []): string {
   const parts = [agent.prompt.trim()];
   if (agent.skills.length) {
     parts.push('# Skills', ...agent.skills.map((s) => `## ${s.name}\n${s.description ? `${s.description}\n\n` : ''}${s.content.trim()}`));
   }
   if (pins.length) parts.push('# Pinned notes from earlier runs', pins.map((p) => `- ${p}`).join('\n'));
+  if (files.some((t) => t.name === 'read_file')) {
+    parts.push('Input files are under /workspace/input (read-only): the input names their paths. Read them with `read_file`.');
+  }
+  if (files.some((t) => t.name === 'write_file')) parts.push('Files you write with `write_file` (under /workspace/output) are returned with the run.');
   parts.push('When you are done, call the `output` tool with the result; its arguments are the result object itself.');
   return parts.join('\n\n');
 }
@@ -103,6 +111,7 @@ export function toolDefs(agent: ResolvedAgent, apiIntegrations: ApiIntegration[]
       parameters: { type: 'object', required: ['content'], properties: { content: { type: 'string' } } },
     });
   }
+  tools.push(...fileToolsOf(agent));
   const api = apiCallTool(apiIntegrations);
   if (api) tools.push(api);
   return tools;
@@ -199,7 +208,15 @@ export class Sidecar {
     const { run, agent, pins } = this.spec;
     const url = req.url ?? '/';
     if (req.method === 'GET' && url === '/v1/run') {
-      return send(res, 200, { system: systemPrompt(agent, pins), input: run.input, maxTurns: MAX_TURNS });
+      const files = this.tools.filter((t) => (FILE_TOOL_NAMES as readonly string[]).includes(t.name));
+      return send(res, 200, {
+        system: systemPrompt(agent, pins, files),
+        // File fields carry the run's file ids; the agent is shown where the files are.
+        input: { ...run.input, ...this.spec.files?.inputs },
+        maxTurns: MAX_TURNS,
+        localTools: files.map((t) => t.name),
+        files: this.spec.files ? { maxOutputFiles: this.spec.files.maxOutputFiles, maxOutputBytes: this.spec.files.maxOutputBytes } : undefined,
+      });
     }
     const body = await readBody(req, this.deps.maxRequestBytes);
     if (req.method === 'POST' && url === '/v1/model') return send(res, ...(await this.serially(() => this.model(body.messages))));

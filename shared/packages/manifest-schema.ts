@@ -2,12 +2,11 @@
 // plus the checks a schema cannot express (input/output schemas must compile, literal
 // authorized_uris for auths with `connect`, login success criteria in the condition grammar,
 // valid semver ranges).
-import { Ajv, type ValidateFunction } from 'ajv';
-import addFormatsModule from 'ajv-formats';
+import type { ValidateFunction } from 'ajv';
 import semver from 'semver';
 import { type ProblemFieldError, problem } from '../errors.ts';
 import { parseCondition } from '../integrations/criteria.ts';
-import { bodyAjv, toFieldErrors } from '../validation.ts';
+import { bodyAjv, makeAjv, toFieldErrors } from '../validation.ts';
 import { PACKAGE_TYPES, type PackageType } from './types.ts';
 
 export const MANIFEST_SCHEMA_VERSION = '0.3';
@@ -192,8 +191,7 @@ function validatorFor(type: PackageType): ValidateFunction {
 }
 
 // Agent schemas are compiled by a scratch instance so user schemas never pile up in the shared one.
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
-const scratch = addFormats(new Ajv({ allErrors: true, strict: false }));
+const scratch = makeAjv(false);
 
 function compileError(schema: unknown): string | undefined {
   // `$schema` is a dialect marker; the check is about the keywords themselves.

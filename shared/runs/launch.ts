@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import type { PlatformRunLimits } from '../config.ts';
 import { problem } from '../errors.ts';
 import { newId } from '../ids.ts';
+import { type InputFile, insertInputFiles } from '../files/run-inputs.ts';
 import type { ResolvedAgent } from '../packages/resolve-agent.ts';
 import { effectiveTimeoutSeconds } from '../packages/timeout.ts';
 import { OrgIdKey, PackageIdKey, RunStatusKey, SpaceIdKey } from '../../temporal/search-attributes.ts';
@@ -29,6 +30,8 @@ export interface LaunchRequest {
   remote?: { sinkSecretHash: string; sinkExpiresAt: Date };
   /** The connection each integration dependency uses: {<integration id>: <conn id>} (shared/integrations/readiness.ts). */
   connections?: Record<string, string>;
+  /** The run's input files (shared/files/run-inputs.ts), written with the run. */
+  files?: InputFile[];
 }
 
 /**
@@ -91,6 +94,7 @@ export async function admitRun(knex: Knex, limits: PlatformRunLimits, req: Launc
           : {}),
       })
       .returning('*');
+    await insertInputFiles(trx, row as RunRow, req.files ?? []);
     // Announced on commit: realtime streams show the new run while it is still pending.
     await notifyRunEvent(trx, { kind: 'status', runId: row.id, orgId: req.orgId, spaceId: req.spaceId, status: 'pending' });
     return row as RunRow;

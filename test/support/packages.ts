@@ -16,6 +16,8 @@ export interface AgentSpec {
   version?: string;
   prompt?: string;
   input?: Record<string, unknown>;
+  /** manifest.input.file_constraints */
+  fileConstraints?: Record<string, unknown>;
   output?: Record<string, unknown>;
   timeout?: number;
   runtimeTools?: string[];
@@ -30,7 +32,7 @@ export function agentManifest(spec: AgentSpec): Record<string, unknown> {
     schema_version: '0.3',
     display_name: spec.name,
     description: 'test agent',
-    ...(spec.input ? { input: { schema: spec.input } } : {}),
+    ...(spec.input ? { input: { schema: spec.input, ...(spec.fileConstraints ? { file_constraints: spec.fileConstraints } : {}) } } : {}),
     ...(spec.output ? { output: { schema: spec.output } } : {}),
     ...(spec.timeout ? { timeout: spec.timeout } : {}),
     ...(spec.runtimeTools ? { runtime_tools: spec.runtimeTools } : {}),

@@ -1,12 +1,13 @@
 import { problem } from '../../../shared/errors.ts';
 import { requireConnections } from '../../../shared/integrations/readiness.ts';
-import { resolveAgent } from '../../../shared/packages/resolve-agent.ts';
+import { resolveInputFiles } from '../../../shared/files/run-inputs.ts';
+import { type ResolvedAgent, resolveAgent } from '../../../shared/packages/resolve-agent.ts';
 import { admitRun, type LaunchRequest, startRunWorkflow } from '../../../shared/runs/launch.ts';
-import { runDto, runSchema } from '../../../shared/runs/model.ts';
+import { type OwnerColumns, runDto, runSchema } from '../../../shared/runs/model.ts';
 import { runInput } from '../../../shared/validation.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
 import { connectionOwner } from '../connections/_shared.ts';
-import { findVisibleRun } from '../runs/_visible.ts';
+import { canReadRun, findVisibleRun, runAudience } from '../runs/_visible.ts';
 
 /** Who a run launched by this request belongs to (SPEC 5.6: an impersonated end-user owns it). */
 export function launcherOf(ctx: AppContext): Pick<LaunchRequest, 'actor' | 'userId' | 'endUserId'> {
@@ -28,7 +29,18 @@ export async function launchable(ctx: AppContext, scope: string, name: string, v
   const { org, space } = ctx.state.tenancy!;
   const agent = await resolveAgent(ctx.services.knex, org!.id, space!.id, scope, name, version);
   if (!agent) throw problem('not_found', version ? `No version ${version} of ${scope}/${name}` : `No agent ${scope}/${name} (or it has no published version)`);
-  return { agent, input: runInput(agent.inputSchema, rawInput) };
+  return { agent, ...(await launchInput(ctx, agent, rawInput)) };
+}
+
+/**
+ * The launch's input, valid against the schema, and its files: ids the caller may read (as it
+ * reads runs) that meet the agent's `file_constraints` (shared/files/run-inputs.ts).
+ */
+export async function launchInput(ctx: AppContext, agent: Pick<ResolvedAgent, 'inputSchema' | 'manifest'>, rawInput: Record<string, unknown> | undefined) {
+  const { org, space } = ctx.state.tenancy!;
+  const audience = runAudience(ctx);
+  const where = { orgId: org!.id, spaceId: space!.id, canRead: (row: OwnerColumns) => canReadRun(audience, row) };
+  return resolveInputFiles(ctx.services.knex, where, agent, runInput(agent.inputSchema, rawInput));
 }
 
 /**
@@ -47,14 +59,12 @@ export async function launchConnections(ctx: AppContext, agent: Pick<LaunchReque
 /** Admits a run launched by this request against the organization limits and starts its workflow. */
 export async function launchFromRequest(
   ctx: AppContext,
-  agent: LaunchRequest['agent'],
-  input: Record<string, unknown>,
-  remote?: LaunchRequest['remote'],
-  connections?: Record<string, string>,
+  launch: Pick<LaunchRequest, 'agent' | 'input' | 'files' | 'remote' | 'connections'>,
 ) {
   const { org, space } = ctx.state.tenancy!;
   const { knex, workflows, config } = ctx.services;
-  const run = await admitRun(knex, config.platformRunLimits, { orgId: org!.id, spaceId: space!.id, agent, input, ...launcherOf(ctx), remote, connections });
+  const { agent } = launch;
+  const run = await admitRun(knex, config.platformRunLimits, { orgId: org!.id, spaceId: space!.id, ...launch, ...launcherOf(ctx) });
   await startRunWorkflow(knex, workflows, run, agent);
   return run;
 }
@@ -123,9 +133,9 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string; 
   },
   responses: { 201: { description: 'The queued run', schema: runSchema } },
   async handler(ctx, { body, query, params }) {
-    const { agent, input } = await launchable(ctx, params.scope, params.name, body.version ?? query.version, body.input);
+    const { agent, input, files } = await launchable(ctx, params.scope, params.name, body.version ?? query.version, body.input);
     const connections = await launchConnections(ctx, agent, body.connections);
-    const run = await launchFromRequest(ctx, agent, input, undefined, connections);
+    const run = await launchFromRequest(ctx, { agent, input, files, connections });
     ctx.status = 201;
     ctx.body = runDto({ ...run, package_full_name: agent.fullName });
   },

@@ -1,7 +1,8 @@
 import { problem } from '../../../shared/errors.ts';
 import { defineRoute } from '../../route.ts';
 import { unreferencedKeys } from '../../../shared/files/expiry.ts';
-import { type FileRow, fileIdParam, findVisibleFile } from './_access.ts';
+import type { FileRow } from '../../../shared/files/model.ts';
+import { fileIdParam, findVisibleFile } from './_access.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'delete',

@@ -1,5 +1,6 @@
 import { defineRoute } from '../../route.ts';
-import { fileDto, fileIdParam, fileSchema, findVisibleFile } from './_access.ts';
+import { fileDto, fileSchema } from '../../../shared/files/model.ts';
+import { fileIdParam, findVisibleFile } from './_access.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'get',

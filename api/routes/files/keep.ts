@@ -1,6 +1,7 @@
 import { problem } from '../../../shared/errors.ts';
 import { defineRoute } from '../../route.ts';
-import { type FileRow, fileDto, fileIdParam, fileSchema, findVisibleFile } from './_access.ts';
+import { type FileRow, fileDto, fileSchema } from '../../../shared/files/model.ts';
+import { fileIdParam, findVisibleFile } from './_access.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'post',

@@ -1,7 +1,8 @@
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
-import { type FileRow, fileDto, fileSchema, visibleFiles } from './_access.ts';
+import { type FileRow, fileDto, fileSchema } from '../../../shared/files/model.ts';
+import { visibleFiles } from './_access.ts';
 
 export default defineRoute<unknown, { runId?: string; limit?: number; startingAfter?: string; endingBefore?: string }>({
   method: 'get',

@@ -2,7 +2,8 @@ import { problem } from '../../../shared/errors.ts';
 import { StoredFileMissingError } from '../../../shared/files/storage.ts';
 import { previewContentType, verifyPreviewToken } from '../../../shared/files/preview-token.ts';
 import { defineRoute } from '../../route.ts';
-import { type FileRow, fileIdParam } from './_access.ts';
+import type { FileRow } from '../../../shared/files/model.ts';
+import { fileIdParam } from './_access.ts';
 import { contentDisposition } from './_content.ts';
 
 /** A sandboxed document: no scripts, no plugins, no requests but the file's own images; no forms or navigation. */

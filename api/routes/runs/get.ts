@@ -1,5 +1,6 @@
 import { isTerminal, runDto, runSchema } from '../../../shared/runs/model.ts';
 import { problem } from '../../../shared/errors.ts';
+import { filesOfRun, runFileDto, runFileSchema } from '../../../shared/files/model.ts';
 import type { AccessLoss } from '../../../shared/identity/access-grants.ts';
 import { grantOf } from '../../access-watch.ts';
 import { defineRoute } from '../../route.ts';
@@ -29,7 +30,19 @@ export default defineRoute<unknown, { wait?: string }, { id: string }>({
   scope: 'runs:read',
   params: runIdParam,
   query: { type: 'object', properties: { wait: { type: 'string', pattern: '^(true|false|[0-9]+(\\.[0-9]+)?)$' } } },
-  responses: { 200: { description: 'The run', schema: runSchema } },
+  responses: {
+    200: {
+      description: 'The run, with its files',
+      schema: {
+        ...runSchema,
+        required: [...runSchema.required, 'files'],
+        properties: {
+          ...runSchema.properties,
+          files: { type: 'array', items: runFileSchema, description: 'Its input files, then the files it wrote (read their bytes at /api/files/{id}/content)' },
+        },
+      },
+    },
+  },
   async handler(ctx, { params, query }) {
     let run = await findVisibleRun(ctx, params.id);
     const seconds = waitSeconds(query.wait);
@@ -64,6 +77,6 @@ export default defineRoute<unknown, { wait?: string }, { id: string }>({
       if (lost) throw problem('forbidden', 'Your access to this space changed while the request waited');
       run = await findVisibleRun(ctx, params.id);
     }
-    ctx.body = runDto(run);
+    ctx.body = { ...runDto(run), files: (await filesOfRun(ctx.services.knex, run.id)).map(runFileDto) };
   },
 });

@@ -6,7 +6,7 @@ import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { enforceOrgRateLimit } from '../../middleware/rate-limit.ts';
 import { configuredRateLimit } from '../../rate-limits.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
-import { launchConnections, launchConnectionsBody, launcherOf, shapeRunReplay } from '../agents/launch-run.ts';
+import { launchConnections, launchConnectionsBody, launcherOf, launchInput, shapeRunReplay } from '../agents/launch-run.ts';
 
 const RATE_SETTING = 'INLINE_RUN_LIMITS.rate_per_min';
 
@@ -64,9 +64,10 @@ export default defineRoute<InlineRunBody>({
     const { knex, workflows, config } = ctx.services;
     const { org, space } = ctx.state.tenancy!;
     const checked = checkInlineRun(config.inlineRunLimits, body);
+    const { input, files } = await launchInput(ctx, { inputSchema: checked.manifest.input?.schema ?? null, manifest: checked.manifest }, checked.input);
     const connections = await launchConnections(ctx, { fullName: checked.manifest.name, manifest: checked.manifest }, body.connections);
-    const launch = { orgId: org!.id, spaceId: space!.id, ...launcherOf(ctx), connections };
-    const { run, agent } = await admitInlineRun(knex, workflows, config, launch, { checked, prompt: body.prompt });
+    const launch = { orgId: org!.id, spaceId: space!.id, ...launcherOf(ctx), connections, files };
+    const { run, agent } = await admitInlineRun(knex, workflows, config, launch, { checked: { ...checked, input }, prompt: body.prompt });
     await startRunWorkflow(knex, workflows, run, agent);
     ctx.status = 201;
     ctx.body = runDto({ ...run, package_full_name: agent.fullName });

@@ -69,12 +69,12 @@ export default defineRoute<RemoteBody, { version?: string }>({
   },
   async handler(ctx, { body, query }) {
     const [scope, name] = body.packageId.split('/');
-    const { agent, input } = await launchable(ctx, scope, name, body.version ?? query.version, body.input);
+    const { agent, input, files } = await launchable(ctx, scope, name, body.version ?? query.version, body.input);
     const { secret, hash } = newSinkSecret();
     const expiresAt = new Date(Date.now() + (body.sinkTtlSeconds ?? SINK_TTL.default) * 1000);
     // Like every launch (SPEC 3.1): no usable connection, no run (the runner calls through the credential proxy).
     const connections = await launchConnections(ctx, agent, body.connections);
-    const run = await launchFromRequest(ctx, agent, input, { sinkSecretHash: hash, sinkExpiresAt: expiresAt }, connections);
+    const run = await launchFromRequest(ctx, { agent, input, files, remote: { sinkSecretHash: hash, sinkExpiresAt: expiresAt }, connections });
     ctx.status = 201;
     ctx.body = { ...runDto({ ...run, package_full_name: agent.fullName }), sink: sinkOf(ctx, run.id, secret, expiresAt) };
   },

@@ -1,7 +1,6 @@
 // Uploads (SPEC 4.8, DESIGN.md 7): a declared file waiting for its bytes at a one-hour upload
 // URL, then for a run input to take it. Rows carry owner columns as runs do, and are visible
 // as runs are (api/routes/runs/_visible.ts).
-import type { Knex } from 'knex';
 import { problem } from '../../../shared/errors.ts';
 import type { OwnerColumns } from '../../../shared/runs/model.ts';
 import type { AppContext } from '../../route.ts';
@@ -86,18 +85,6 @@ export async function findVisibleUpload(ctx: AppContext, id: string): Promise<Up
  * it), plus uploads not yet expired (pending ones reserve their declared size) whose bytes no
  * file row has taken over.
  */
-export async function orgBytesInUse(knex: Knex, orgId: string): Promise<number> {
-  const { rows } = await knex.raw<{ rows: { used: string }[] }>(
-    `select
-       (select coalesce(sum(size), 0) from files where org_id = :orgId)
-     + (select coalesce(sum(u.size), 0) from uploads u
-         where u.org_id = :orgId and u.expires_at > now()
-           and not exists (select 1 from files f where f.storage_key = u.storage_key)) as used`,
-    { orgId },
-  );
-  return Number(rows[0].used);
-}
-
 export function formatBytes(n: number): string {
   const MiB = 1024 * 1024;
   if (n >= MiB && n % MiB === 0) return `${n / MiB} MiB (${n} bytes)`;

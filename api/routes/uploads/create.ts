@@ -3,7 +3,8 @@ import { problem } from '../../../shared/errors.ts';
 import { newId, newToken } from '../../../shared/ids.ts';
 import { defineRoute } from '../../route.ts';
 import { launcherOf } from '../agents/launch-run.ts';
-import { UPLOAD_TTL_MS, type UploadRow, fileNameSchema, formatBytes, mimeTypeSchema, orgBytesInUse, uploadDto, uploadSchema } from './_shared.ts';
+import { orgBytesInUse } from '../../../shared/files/model.ts';
+import { UPLOAD_TTL_MS, type UploadRow, fileNameSchema, formatBytes, mimeTypeSchema, uploadDto, uploadSchema } from './_shared.ts';
 
 interface Body {
   name: string;

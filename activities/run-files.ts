@@ -1,0 +1,178 @@
+// A run's files in the sandbox (DESIGN.md 7). Before the sandbox starts, the run's input files
+// are copied from the file storage into a host folder mounted read-only at /workspace/input
+// (`<field>/<name>`), and an empty folder is mounted writable at /workspace/output. When the
+// attempt ends, what the agent wrote there becomes files of the run, bounded in count and bytes
+// and within the organization's storage quota; the run log says what was kept and what not.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Knex } from 'knex';
+import { lookup } from 'mime-types';
+import { fileExpiresAt } from '../shared/files/expiry.ts';
+import { type FileRow, orgBytesInUse } from '../shared/files/model.ts';
+import type { FileStorage } from '../shared/files/storage.ts';
+import { appendRunLog } from '../shared/runs/logs.ts';
+import type { RunRow } from '../shared/runs/model.ts';
+import { newId } from '../shared/ids.ts';
+import { SANDBOX_UID } from './sandbox/spawn.ts';
+
+/** At most this many files a run writes are kept. */
+export const OUTPUT_MAX_FILES = 20;
+export const INPUT_MOUNT = '/workspace/input';
+export const OUTPUT_MOUNT = '/workspace/output';
+
+/** What the runtime is told about the files (GET /v1/run `files`). */
+export interface RunFilesInfo {
+  /** Each file field's value as the agent sees it: its path (a list for an array field). */
+  inputs: Record<string, string | string[]>;
+  /** Bounds `write_file` enforces (the collector enforces them again). */
+  maxOutputFiles: number;
+  maxOutputBytes: number;
+}
+
+export interface RunWorkspace {
+  inputDir: string;
+  outputDir: string;
+  info: RunFilesInfo;
+  remove(): Promise<void>;
+}
+
+/** `name`, or `name (2).ext`, ... when a field already holds that name. */
+function uniqueName(name: string, taken: Set<string>): string {
+  const ext = path.extname(name);
+  const stem = name.slice(0, name.length - ext.length);
+  let candidate = name;
+  for (let n = 2; taken.has(candidate); n++) candidate = `${stem} (${n})${ext}`;
+  taken.add(candidate);
+  return candidate;
+}
+
+/** Copies the run's input files out of storage and makes the folders the sandbox mounts. */
+export async function prepareRunFiles(knex: Knex, storage: FileStorage, run: RunRow, maxOutputBytes: number): Promise<RunWorkspace> {
+  const root = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'run-files-'));
+  const inputDir = path.join(root, 'input');
+  const outputDir = path.join(root, 'output');
+  const remove = () => fs.promises.rm(root, { recursive: true, force: true });
+  try {
+    await fs.promises.mkdir(inputDir, { mode: 0o755 });
+    await fs.promises.mkdir(outputDir, { mode: 0o700 });
+    const rows: FileRow[] = await knex('files').where({ run_id: run.id, origin: 'input' }).orderBy('id');
+    const inputs: RunFilesInfo['inputs'] = {};
+    const names = new Map<string, Set<string>>();
+    // The stored input lists a field's files in the order given: their paths follow it.
+    for (const [field, value] of Object.entries(run.input)) {
+      const ids = Array.isArray(value) ? value : [value];
+      const paths: string[] = [];
+      for (const id of ids) {
+        const row = rows.find((r) => r.id === id && r.field === field);
+        if (!row) continue;
+        const taken = names.get(field) ?? new Set<string>();
+        names.set(field, taken);
+        const name = uniqueName(row.name, taken);
+        await fs.promises.mkdir(path.join(inputDir, field), { recursive: true, mode: 0o755 });
+        const target = path.join(inputDir, field, name);
+        await fs.promises.writeFile(target, await storage.get(row.storage_key), { mode: 0o444 });
+        paths.push(`${INPUT_MOUNT}/${field}/${name}`);
+      }
+      if (paths.length) inputs[field] = Array.isArray(value) ? paths : paths[0];
+    }
+    // The sandbox's uid may traverse the root and write the output folder, nothing else.
+    if (process.getuid?.() === 0) {
+      await fs.promises.chown(outputDir, SANDBOX_UID, SANDBOX_UID);
+      await fs.promises.chmod(root, 0o755);
+    }
+    return { inputDir, outputDir, info: { inputs, maxOutputFiles: OUTPUT_MAX_FILES, maxOutputBytes }, remove };
+  } catch (err) {
+    await remove();
+    throw err;
+  }
+}
+
+/** The media type of an output file, from its name. */
+export function contentTypeOf(name: string): string {
+  const type = lookup(name);
+  if (!type) return 'application/octet-stream';
+  return type.startsWith('text/') || type === 'application/json' ? `${type}; charset=utf-8` : type;
+}
+
+function formatSize(n: number): string {
+  return n < 1024 ? `${n} B` : n < 1024 * 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/**
+ * Makes files of the run from what the agent left in its output folder: regular files at the
+ * top level, by name, at most OUTPUT_MAX_FILES, each and all together at most `maxBytes`, and
+ * within ORG_STORAGE_QUOTA_BYTES. Idempotent: a retried collection replaces the run's output
+ * files (same storage keys) instead of adding more.
+ */
+export async function collectOutputFiles(
+  deps: { knex: Knex; storage: FileStorage; maxBytes: number; quotaBytes: number | undefined },
+  run: RunRow,
+  outputDir: string,
+): Promise<FileRow[]> {
+  const { knex, storage } = deps;
+  const entries = (await fs.promises.readdir(outputDir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1));
+  const skipped: string[] = [];
+  const candidates: Array<{ name: string; size: number; file: string }> = [];
+  for (const e of entries) {
+    const file = path.join(outputDir, e.name);
+    const st = await fs.promises.lstat(file);
+    if (!st.isFile()) skipped.push(`${e.name} (not a regular file)`);
+    else if (candidates.length >= OUTPUT_MAX_FILES) skipped.push(`${e.name} (over ${OUTPUT_MAX_FILES} files)`);
+    else candidates.push({ name: e.name, size: st.size, file });
+  }
+  if (!candidates.length && !skipped.length) return [];
+  const kept = await knex.transaction(async (trx) => {
+    // As uploads do: one quota decision at a time per organization.
+    await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`uploads-quota:${run.org_id}`]);
+    await trx('files').where({ run_id: run.id, origin: 'output' }).delete();
+    let room = deps.quotaBytes === undefined ? Number.POSITIVE_INFINITY : deps.quotaBytes - (await orgBytesInUse(trx, run.org_id));
+    let total = 0;
+    const rows: FileRow[] = [];
+    for (const [i, c] of candidates.entries()) {
+      if (total + c.size > deps.maxBytes) {
+        skipped.push(`${c.name} (${formatSize(c.size)}: the run's files would exceed ${formatSize(deps.maxBytes)}, FILE_MAX_BYTES)`);
+        continue;
+      }
+      if (c.size > room) {
+        skipped.push(`${c.name} (${formatSize(c.size)}: over the organization's storage quota, ORG_STORAGE_QUOTA_BYTES)`);
+        continue;
+      }
+      const key = `${run.org_id}/runs/${run.id}/output/${i}`;
+      const { sha256 } = await storage.put(key, fs.createReadStream(c.file), c.size);
+      total += c.size;
+      room -= c.size;
+      const [row] = await trx('files')
+        .insert({
+          id: newId('file'),
+          org_id: run.org_id,
+          space_id: run.space_id,
+          actor_type: run.actor_type,
+          actor_id: run.actor_id,
+          user_id: run.user_id,
+          end_user_id: run.end_user_id,
+          run_id: run.id,
+          origin: 'output',
+          name: c.name,
+          content_type: contentTypeOf(c.name),
+          size: c.size,
+          sha256,
+          storage_key: key,
+          expires_at: fileExpiresAt(),
+        })
+        .returning('*');
+      rows.push(row);
+    }
+    const bytes = rows.reduce((n, r) => n + Number(r.size), 0);
+    if (rows.length) {
+      await appendRunLog(trx, run.id, {
+        level: 'info',
+        type: 'files',
+        message: `Kept ${rows.length} output file${rows.length === 1 ? '' : 's'} (${formatSize(bytes)}): ${rows.map((r) => r.name).join(', ')}`,
+      });
+    }
+    if (skipped.length) await appendRunLog(trx, run.id, { level: 'warn', type: 'files', message: `Not kept: ${skipped.join('; ')}` });
+    return rows;
+  });
+  return kept;
+}

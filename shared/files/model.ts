@@ -1,0 +1,90 @@
+// A durable file (SPEC 4.8, DESIGN.md 7): its row, its DTO, and the bytes an organization holds
+// against ORG_STORAGE_QUOTA_BYTES. The API serves files; the worker writes a run's input and
+// output files (activities/run-files.ts).
+import type { Knex } from 'knex';
+import type { OwnerColumns } from '../runs/model.ts';
+
+export interface FileRow extends OwnerColumns {
+  id: string;
+  run_id: string | null;
+  origin: 'input' | 'output';
+  field: string | null;
+  name: string;
+  content_type: string;
+  /** bigint: pg hands it back as a string. */
+  size: string | number;
+  sha256: string;
+  storage_key: string;
+  kept: boolean;
+  expires_at: Date | null;
+  created_at: Date;
+}
+
+export function fileDto(row: FileRow) {
+  return {
+    object: 'file' as const,
+    id: row.id,
+    name: row.name,
+    contentType: row.content_type,
+    size: Number(row.size),
+    sha256: row.sha256,
+    runId: row.run_id,
+    kept: row.kept,
+    expiresAt: row.expires_at ? row.expires_at.toISOString() : null,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+export const fileSchema = {
+  type: 'object',
+  required: ['object', 'id', 'name', 'contentType', 'size', 'sha256', 'runId', 'kept', 'expiresAt', 'createdAt'],
+  properties: {
+    object: { const: 'file' },
+    id: { type: 'string', pattern: '^file_' },
+    name: { type: 'string' },
+    contentType: { type: 'string', description: 'As declared by the upload, or as the run wrote it' },
+    size: { type: 'integer', minimum: 0 },
+    sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Hex SHA-256 of the bytes; also the content\'s ETag' },
+    runId: { type: ['string', 'null'], description: 'The run the file is an input or output of (null once that run is deleted)' },
+    kept: { type: 'boolean', description: 'Kept files never expire' },
+    expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'When an unkept file is deleted (7 days after creation); null once kept' },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
+/** A file as a run lists it: which side of the run it is on, and for an input, its field. */
+export function runFileDto(row: FileRow) {
+  return { ...fileDto(row), origin: row.origin, field: row.field };
+}
+
+export const runFileSchema = {
+  ...fileSchema,
+  required: [...fileSchema.required, 'origin', 'field'],
+  properties: {
+    ...fileSchema.properties,
+    origin: { enum: ['input', 'output'], description: 'Given to the run as input, or written by it under /workspace/output' },
+    field: { type: ['string', 'null'], description: 'The input property the file was given for; null for outputs' },
+  },
+} as const;
+
+/** The files of a run, inputs first, each side by name. */
+export function filesOfRun(knex: Knex, runId: string): Promise<FileRow[]> {
+  return knex<FileRow>('files').where({ run_id: runId }).orderBy([{ column: 'origin' }, { column: 'name' }, { column: 'id' }]);
+}
+
+/**
+ * Bytes the organization holds: its files (bytes shared by several file rows counted once) and
+ * its unexpired uploads that no file took yet.
+ */
+export async function orgBytesInUse(knex: Knex, orgId: string): Promise<number> {
+  const { rows } = await knex.raw<{ rows: { used: string }[] }>(
+    `select
+       (select coalesce(sum(size), 0) from (select distinct on (storage_key) size from files where org_id = :orgId) f)
+     + (select coalesce(sum(u.size), 0) from uploads u
+         where u.org_id = :orgId and u.expires_at > now()
+           and not exists (select 1 from files f where f.storage_key = u.storage_key)) as used`,
+    { orgId },
+  );
+  return Number(rows[0].used);
+}
+
