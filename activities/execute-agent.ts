@@ -11,7 +11,7 @@ import { appendRunLog } from '../shared/runs/logs.ts';
 import type { RunRow } from '../shared/runs/model.ts';
 import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
-import { collectOutputFiles, prepareRunFiles, type RunWorkspace } from './run-files.ts';
+import { collectOutputFiles, inputFilesOf, prepareRunFiles, type RunWorkspace } from './run-files.ts';
 import { RUNTIME_ENTRY, type SandboxExit, type SandboxMode, spawnSandbox } from './sandbox/spawn.ts';
 import { apiIntegrations } from './sidecar/api-call.ts';
 import { RunJournal } from './sidecar/journal.ts';
@@ -122,7 +122,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     const mcp = await McpTools.open(run, agent.mcpServers, { knex, log, config });
     let workspace: RunWorkspace;
     try {
-      workspace = await prepareRunFiles(knex, deps.files, run, config.fileMaxBytes);
+      workspace = await prepareRunFiles(deps.files, run, await inputFilesOf(knex, run.id), config.fileMaxBytes);
     } catch (err) {
       await mcp.close();
       await dispatcher.close();

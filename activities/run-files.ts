@@ -47,8 +47,18 @@ function uniqueName(name: string, taken: Set<string>): string {
   return candidate;
 }
 
-/** Copies the run's input files out of storage and makes the folders the sandbox mounts. */
-export async function prepareRunFiles(knex: Knex, storage: FileStorage, run: RunRow, maxOutputBytes: number): Promise<RunWorkspace> {
+/** The run's input files, as `prepareRunFiles` takes them. */
+export function inputFilesOf(knex: Knex, runId: string): Promise<FileRow[]> {
+  return knex<FileRow>('files').where({ run_id: runId, origin: 'input' }).orderBy('id');
+}
+
+/** Copies the run's input files (`rows`) out of storage and makes the folders the sandbox mounts. */
+export async function prepareRunFiles(
+  storage: FileStorage,
+  run: Pick<RunRow, 'input'>,
+  rows: Array<Pick<FileRow, 'id' | 'field' | 'name' | 'storage_key'>>,
+  maxOutputBytes: number,
+): Promise<RunWorkspace> {
   const root = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'run-files-'));
   const inputDir = path.join(root, 'input');
   const outputDir = path.join(root, 'output');
@@ -56,7 +66,6 @@ export async function prepareRunFiles(knex: Knex, storage: FileStorage, run: Run
   try {
     await fs.promises.mkdir(inputDir, { mode: 0o755 });
     await fs.promises.mkdir(outputDir, { mode: 0o700 });
-    const rows: FileRow[] = await knex('files').where({ run_id: run.id, origin: 'input' }).orderBy('id');
     const inputs: RunFilesInfo['inputs'] = {};
     const names = new Map<string, Set<string>>();
     // The stored input lists a field's files in the order given: their paths follow it.

@@ -2,16 +2,26 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { prepareRunFiles } from '../../activities/run-files.ts';
 import { spawnSandbox } from '../../activities/sandbox/spawn.ts';
+import { DiskStorage } from '../../shared/files/storage.ts';
 import { newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { startTestWorker, workerEnv } from '../support/worker.ts';
 
 /** Runs a probe script inside the sandbox and returns what it printed as JSON. */
-async function probe(script: string, memoryMb = 256): Promise<{ result: any; exit: { code: number | null; oomKilled: boolean }; mode: string }> {
+async function probe(
+  script: string,
+  memoryMb = 256,
+  files?: { inputDir: string; outputDir: string },
+): Promise<{ result: any; exit: { code: number | null; oomKilled: boolean }; mode: string }> {
   let out = '';
-  const sandbox = spawnSandbox({ name: `probe-${Date.now()}-${Math.random().toString(36).slice(2)}`, nodeArgs: ['-e', script], memoryMb, cpus: 1 });
+  const sandbox = spawnSandbox({ name: `probe-${Date.now()}-${Math.random().toString(36).slice(2)}`, nodeArgs: ['-e', script], memoryMb, cpus: 1, files });
   sandbox.child.stdout!.removeAllListeners('data');
   sandbox.child.stdout!.on('data', (d: Buffer) => {
     out += d.toString();
@@ -93,6 +103,30 @@ describe('sandbox', function () {
     expect(result.usr).to.be.oneOf(['EROFS', 'EACCES', 'EPERM']);
     expect(result.runtime).to.be.oneOf(['EROFS', 'EACCES', 'EPERM']);
     expect(result.root).to.be.oneOf(['EROFS', 'EACCES', 'EPERM']);
+  });
+
+  it("reads a run's input files read-only at /workspace/input and writes its outputs to /workspace/output", async () => {
+    const storage = new DiskStorage(fs.mkdtempSync(path.join(os.tmpdir(), 'sandbox-files-')));
+    await storage.put('k/doc', Readable.from([Buffer.from('the input')]), 9);
+    const ws = await prepareRunFiles(storage, { input: { doc: 'file_probe' } }, [{ id: 'file_probe', field: 'doc', name: 'a.txt', storage_key: 'k/doc' }], 1000);
+    try {
+      expect(ws.info.inputs).to.deep.equal({ doc: '/workspace/input/doc/a.txt' });
+      const script = `
+        const fs = require('node:fs');
+        const tryWrite = (p) => { try { fs.writeFileSync(p, 'x'); return 'written'; } catch (e) { return e.code; } };
+        console.log(JSON.stringify({ read: fs.readFileSync('/workspace/input/doc/a.txt', 'utf8'), input: tryWrite('/workspace/input/doc/a.txt'), newInput: tryWrite('/workspace/input/b.txt'), output: tryWrite('/workspace/output/out.txt') }));`;
+      const { result } = await probe(script, 256, ws);
+      expect(result.read).to.equal('the input');
+      expect(result.input).to.be.oneOf(['EROFS', 'EACCES', 'EPERM']);
+      expect(result.newInput).to.be.oneOf(['EROFS', 'EACCES', 'EPERM']);
+      expect(result.output).to.equal('written');
+      expect(fs.readFileSync(path.join(ws.outputDir, 'out.txt'), 'utf8')).to.equal('x');
+      expect(fs.readFileSync(path.join(ws.inputDir, 'doc', 'a.txt'), 'utf8')).to.equal('the input');
+    } finally {
+      await ws.remove();
+      fs.rmSync(storage.root, { recursive: true, force: true });
+    }
+    expect(fs.existsSync(ws.inputDir)).to.equal(false);
   });
 
   it('kills a process that exceeds its memory ceiling', async () => {

@@ -4,7 +4,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { expect } from 'chai';
-import { type Client, newOrg, startTestApi, type TestApi } from '../support/api.ts';
+import { Client, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { FakeModel, type RecordedRequest, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { HttpsReceiver } from '../support/receiver.ts';
@@ -67,6 +67,12 @@ describe('runs that lose their worker', function () {
     await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
     await importAgent(org.client, { name: '@loss/agent', timeout: 600, runtimeTools: ['log', 'note'], input: { type: 'object' } });
     await importAgent(org.client, { name: '@loss/short', timeout: 8, input: { type: 'object' } });
+    await importAgent(org.client, {
+      name: '@loss/files',
+      timeout: 600,
+      runtimeTools: ['output', 'write_file'],
+      input: { type: 'object', properties: { marker: { type: 'string' }, doc: { type: 'string', format: 'file' } } },
+    });
     const hook = await org.client.post('/api/webhooks', {
       level: 'space',
       spaceId: org.defaultSpaceId,
@@ -130,6 +136,40 @@ describe('runs that lose their worker', function () {
       if (body.data?.object?.id === id) events.set(String(r.headers['webhook-id']), body.type);
     }
     expect([...events.values()].sort()).to.deep.equal(['run.started', 'run.success']);
+  });
+
+  it('replays file tools inside the new sandbox: the same input read, the same output written, no model call repeated', async () => {
+    const text = 'contents of the input file';
+    const declared = await org.client.post('/api/uploads', { name: 'in.txt', contentType: 'text/plain', size: text.length });
+    const url = new URL(declared.body.uploadUrl);
+    expect((await new Client(api.url).request('PUT', url.pathname + url.search, { raw: Buffer.from(text) })).status).to.equal(200);
+    const turn3 = gate();
+    const lastTool = (req: RecordedRequest) => req.body.messages.filter((m: any) => m.role === 'tool').at(-1).content;
+    model.script('resume-files', [
+      (req) => toolCall('read_file', { path: JSON.parse(req.body.messages[1].content).doc }),
+      (req) => toolCall('write_file', { name: 'copy.txt', content: `copied: ${lastTool(req)}` }),
+      () => {
+        turn3.open();
+        return hung.opened;
+      },
+      () => toolCall('output', {}),
+    ]);
+    const first = worker();
+    const run = await org.client.post('/api/agents/@loss/files/run', { input: { marker: 'resume-files', doc: declared.body.id } });
+    expect(run.status, run.text).to.equal(201);
+    await turn3.opened; // turns 1 and 2 (read, then write) are journaled
+    const second = worker();
+    await kill(first);
+
+    const done = await org.client.get(`/api/runs/${run.body.id}?wait=60`);
+    expect(done.body.status, done.body.error).to.equal('success');
+    // The new runtime read and wrote again from the replayed answers; its requests matched the journal.
+    expect(requestsFor('resume-files').map((r) => r.body.messages.length)).to.deep.equal([2, 4, 6, 6]);
+    const written = done.body.files.filter((f: any) => f.origin === 'output');
+    expect(written.map((f: any) => f.name)).to.deep.equal(['copy.txt']);
+    const content = await org.client.get(`/api/files/${written[0].id}/content`);
+    expect(content.text).to.equal(`copied: ${text}`);
+    expect(second.exitCode).to.equal(null);
   });
 
   it('ends `failed` with the reason once it has lost RUN_MAX_WORKER_LOSSES workers', async () => {

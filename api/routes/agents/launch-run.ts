@@ -96,6 +96,14 @@ export const launchVersionQuery = {
 
 export const launchVersionBody = { type: 'string', minLength: 1, description: `${VERSION_DESCRIPTION}. Also accepted as the query parameter \`version\`; this one wins when both are given.` } as const;
 
+/** `input` of a launch body (agent, remote and inline runs). */
+export const launchInputBody = {
+  type: 'object',
+  default: {},
+  description:
+    "Validated against the agent's input schema (defaults applied). A property with `format: 'file'` (or an array of them) takes the id of a completed upload (`upl_`) or of a file (`file_`) the caller may read as it reads runs; it is checked against the agent's `file_constraints` (`accept`, `max_size`: 400 `validation_failed` with `errors[].code` `file_not_found`, `file_type_not_accepted` or `file_too_large`), becomes a file of the run (the run's `input` then names that file's id) and is mounted read-only in the sandbox at `/workspace/input/<field>/<name>`.",
+} as const;
+
 /** `connections` of a launch body (agent and inline). */
 export const launchConnectionsBody = {
   type: 'object',
@@ -126,7 +134,7 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string; 
     type: 'object',
     additionalProperties: false,
     properties: {
-      input: { type: 'object', default: {} },
+      input: launchInputBody,
       version: launchVersionBody,
       connections: launchConnectionsBody,
     },

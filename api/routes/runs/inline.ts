@@ -6,7 +6,7 @@ import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { enforceOrgRateLimit } from '../../middleware/rate-limit.ts';
 import { configuredRateLimit } from '../../rate-limits.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
-import { launchConnections, launchConnectionsBody, launcherOf, launchInput, shapeRunReplay } from '../agents/launch-run.ts';
+import { launchConnections, launchConnectionsBody, launcherOf, launchInput, launchInputBody, shapeRunReplay } from '../agents/launch-run.ts';
 
 const RATE_SETTING = 'INLINE_RUN_LIMITS.rate_per_min';
 
@@ -20,7 +20,7 @@ export const inlineRunBody = {
   properties: {
     manifest: { ...manifestSchema('agent'), description: "A full agent manifest (SPEC 2.12, schema_version 0.3); its `version` is the run's version" },
     prompt: { type: 'string', description: 'The agent prompt (prompt.md)' },
-    input: { type: 'object', default: {}, description: "Validated against the manifest's input schema (defaults applied)" },
+    input: launchInputBody,
     connections: launchConnectionsBody,
   },
 };

@@ -2,7 +2,7 @@ import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { newSinkSecret, SINK_TTL } from '../../../shared/runs/sink.ts';
 import { configuredRateLimit } from '../../rate-limits.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
-import { launchable, launchConnections, launchConnectionsBody, launchFromRequest, launchVersionBody, launchVersionQuery } from '../agents/launch-run.ts';
+import { launchable, launchConnections, launchConnectionsBody, launchFromRequest, launchInputBody, launchVersionBody, launchVersionQuery } from '../agents/launch-run.ts';
 import { SINK_PROTOCOL } from './_remote-protocol.ts';
 import { findVisibleRun } from './_visible.ts';
 
@@ -56,7 +56,7 @@ export default defineRoute<RemoteBody, { version?: string }>({
     properties: {
       packageId: { type: 'string', pattern: '^@[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$', description: 'The agent, `@scope/name`' },
       version: launchVersionBody,
-      input: { type: 'object', default: {} },
+      input: launchInputBody,
       sinkTtlSeconds: { type: 'integer', minimum: SINK_TTL.min, maximum: SINK_TTL.max, default: SINK_TTL.default },
       connections: launchConnectionsBody,
     },
