@@ -1,4 +1,5 @@
-// Turns a run's status change into an event (SPEC 6.1) and fans it out to webhooks.
+// Turns a run's status change into an event (SPEC 6.1) and fans it out to webhooks (nothing
+// when the webhooks module is off).
 import { deterministicEventId, publishEvent, runEventObject } from '../shared/events/publish.ts';
 import { RUN_SELECT, type RunRow, runsWithPackage } from '../shared/runs/model.ts';
 import type { ActivityDeps } from './deps.ts';
@@ -12,6 +13,7 @@ export function createPublishRunEventActivity(deps: ActivityDeps) {
         | (RunRow & { scope: string; name: string; ephemeral: boolean })
         | undefined;
       if (!run) return 0; // deleted meanwhile: nothing to announce
+      if (!deps.config.modules.has('webhooks')) return 0; // events exist for webhooks only
       return publishEvent(knex, workflows, {
         id: deterministicEventId(`${runId}:${type}`),
         type,

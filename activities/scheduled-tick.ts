@@ -127,7 +127,7 @@ export function createScheduledTickActivities(deps: ActivityDeps) {
         // enabled; `run.connection_missing` (its id derived from the tick) says why.
         let connections: Record<string, string>;
         try {
-          connections = await requireConnections(knex, workflows, {
+          connections = await requireConnections(knex, config.modules.has('webhooks') ? workflows : null, {
             orgId: schedule.org_id,
             spaceId: schedule.space_id,
             owner: { type: 'user', id: schedule.created_by },

@@ -13,7 +13,9 @@ export function allRoutes(config: Config): RouteDef[] {
   // The discovery routes describe themselves too: they read the document built from the
   // whole table, including them.
   let docs: Discovery | undefined;
-  const routes = [...resourceRoutes, ...discoveryRoutes(() => docs!)];
+  // An optional module left out of MODULES has no routes: 404, and absent from OpenAPI and llms.txt.
+  const enabled = (r: RouteDef) => !r.module || config.modules.has(r.module);
+  const routes = [...resourceRoutes.filter(enabled), ...discoveryRoutes(() => docs!)];
   docs = new Discovery(routes, config);
   return routes;
 }

@@ -3,6 +3,7 @@
 // published schemas are exactly the ones enforced.
 import type { Context } from 'koa';
 import type { Scope } from '../shared/permissions.ts';
+import type { ModuleName } from '../shared/modules.ts';
 import type { RunRow } from '../shared/runs/model.ts';
 import type { Services } from './services.ts';
 import type { AuthState } from './middleware/authenticate.ts';
@@ -92,11 +93,18 @@ export interface RouteDef<B = any, Q = any, P = any> {
   queryCredentials?: boolean;
   /** Event stream frames, by event name, published as `x-sse-frames` (each data a JSON Schema). */
   sseFrames?: Record<string, { description: string; schema: JsonSchema }>;
+  /** The optional module the route belongs to (`moduleRoutes`): absent from the app when `MODULES` leaves it out. */
+  module?: ModuleName;
   handler(ctx: AppContext, input: RouteInput<B, Q, P>): Promise<void> | void;
 }
 
 export function defineRoute<B = any, Q = any, P = any>(def: RouteDef<B, Q, P>): RouteDef<B, Q, P> {
   return def;
+}
+
+/** Marks an optional module's routes (shared/modules.ts), declared once in its routes folder. */
+export function moduleRoutes(module: ModuleName, routes: RouteDef[]): RouteDef[] {
+  return routes.map((r) => ({ ...r, module }));
 }
 
 /** Koa `:param` path to OpenAPI `{param}`. */

@@ -3,6 +3,7 @@
 // message that names the variable (and the key, for the JSON settings).
 import path from 'node:path';
 import { Ajv } from 'ajv';
+import { type ModuleName, OPTIONAL_MODULES } from './modules.ts';
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
@@ -162,6 +163,15 @@ function list(env: NodeJS.ProcessEnv, name: string): string[] {
     .filter(Boolean);
 }
 
+/** MODULES: the optional modules that run (shared/modules.ts); all of them by default, none when empty. */
+function modules(env: NodeJS.ProcessEnv): ReadonlySet<ModuleName> {
+  if (env.MODULES === undefined) return new Set(OPTIONAL_MODULES);
+  const named = list(env, 'MODULES');
+  const unknown = named.filter((m) => !(OPTIONAL_MODULES as readonly string[]).includes(m));
+  if (unknown.length) throw new ConfigError(`MODULES names unknown modules (${unknown.join(', ')}); the optional modules are ${OPTIONAL_MODULES.join(', ')}`);
+  return new Set(named as ModuleName[]);
+}
+
 function url(env: NodeJS.ProcessEnv, name: string): string | undefined {
   const raw = env[name];
   if (raw === undefined || raw === '') return undefined;
@@ -254,6 +264,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     extraCaCertsPath: env.NODE_EXTRA_CA_CERTS || undefined,
     /** Hosts that may resolve to private addresses for outbound calls (models, webhooks, integrations). */
     egressAllowInternalHosts: list(env, 'EGRESS_ALLOW_INTERNAL_HOSTS').map((h) => h.toLowerCase()),
+    /** The optional modules that run (SPEC 1): `webhooks,oidc,mcp,chat` by default. */
+    modules: modules(env),
     /** Instance default model, used when an organization has none (DESIGN.md section 5). */
     defaultModel: defaultModel(env),
     /** `npm start`: `file` writes API and worker output to `$DATA_DIR/logs/{api,worker}.log`; `json` leaves their JSON lines on stdout. */

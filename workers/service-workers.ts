@@ -1,7 +1,6 @@
 // The service's workers: `agent-runs` (runAgent, remoteRun, scheduledRun ticks and the run
 // activities) and `platform` (webhook deliveries, inline-package purges, connect logins, the file
 // expiry sweep), sharing one connection, one bundle and injected resources.
-import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { Knex } from 'knex';
@@ -13,7 +12,7 @@ import { createPurgeInlinePackageActivity } from '../activities/purge-inline-pac
 import { createRunStateActivities } from '../activities/run-state.ts';
 import { createScheduledTickActivities } from '../activities/scheduled-tick.ts';
 import { createSweepExpiredFilesActivities } from '../activities/sweep-expired-files.ts';
-import { createWebhookDeliveryActivity } from '../activities/webhook-delivery.ts';
+import { createWebhookDeliveryActivity } from '../activities/webhooks/delivery.ts';
 import type { Config } from '../shared/config.ts';
 import { ensureFileSweepSchedule } from '../shared/files/sweep-schedule.ts';
 import { PLATFORM_TASK_QUEUE } from '../shared/events/publish.ts';
@@ -21,9 +20,9 @@ import type { Logger } from '../shared/log.ts';
 import { fileStorage } from '../shared/files/storage.ts';
 import { AGENT_RUNS_TASK_QUEUE } from '../shared/runs/launch.ts';
 import { temporalConnectionOptions } from '../shared/temporal-connection.ts';
-import { PROJECT_ROOT } from '../temporal/cli.ts';
+import { workflowEntry } from './workflow-entry.ts';
 
-export const WORKFLOWS_PATH = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
+export { WORKFLOWS_PATH } from './workflow-entry.ts';
 
 export interface ServiceWorkers {
   workers: Worker[];
@@ -50,7 +49,7 @@ export async function createServiceWorkers(opts: {
   // Shutting down drains: agents running here hand their runs over before the workers stop.
   const drain = new AbortController();
   const deps = { config, knex, log, workflows, files: await fileStorage(config), draining: drain.signal };
-  const bundle = opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH };
+  const bundle = opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowEntry(config.modules) };
   const common = { connection, namespace: config.temporalNamespace, ...bundle, shutdownGraceTime: '10 seconds' } as const;
   const workers = [
     await Worker.create({
@@ -67,7 +66,7 @@ export async function createServiceWorkers(opts: {
       ...common,
       taskQueue: PLATFORM_TASK_QUEUE,
       activities: {
-        ...createWebhookDeliveryActivity(deps),
+        ...(config.modules.has('webhooks') ? createWebhookDeliveryActivity(deps) : {}),
         ...createPurgeInlinePackageActivity(deps),
         ...createConnectLoginActivity(deps),
         ...createOAuth2Activities(deps),

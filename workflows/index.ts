@@ -1,9 +1,4 @@
-// Every workflow the worker bundles.
-export { connectLogin } from './connect-login.ts';
-export { deliverWebhook } from './deliver-webhook.ts';
-export { purgeInlinePackage } from './purge-inline-package.ts';
-export { refreshConnection } from './refresh-connection.ts';
-export { remoteRun } from './remote-run.ts';
-export { runAgent } from './run-agent.ts';
-export { scheduledRun } from './scheduled-run.ts';
-export { sweepExpiredFiles } from './sweep-expired-files.ts';
+// Every workflow, the optional modules' included: what tests bundle. A worker bundles the core
+// and the modules MODULES names (workers/workflow-entry.ts).
+export * from './core.ts';
+export * from './webhooks/index.ts';

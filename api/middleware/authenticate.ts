@@ -60,7 +60,10 @@ const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 const KEY_TOUCH_EVERY_MS = 60_000;
 
 async function fromBearer(ctx: AppContext, bearer: string): Promise<AuthState> {
-  return JWT_SHAPE.test(bearer) ? fromAccessToken(ctx, bearer) : fromApiKey(ctx, bearer);
+  if (!JWT_SHAPE.test(bearer)) return fromApiKey(ctx, bearer);
+  // Without the oidc module nobody issues access tokens: a JWT is no credential here.
+  if (!ctx.services.config.modules.has('oidc')) throw problem('unauthorized', 'Access tokens are not accepted: the oidc module is not enabled (MODULES)');
+  return fromAccessToken(ctx, bearer);
 }
 
 async function fromAccessToken(ctx: AppContext, token: string): Promise<OidcToken> {

@@ -6,6 +6,7 @@ import { assertServable, CURRENT_API_VERSION } from '../../shared/api-version.ts
 import { problem } from '../../shared/errors.ts';
 import { findSpace, isOrgAdmin, orgRole, orgScopes, spaceScopes } from '../../shared/identity/tenancy.ts';
 import { narrowScopes } from '../../shared/identity/access-grants.ts';
+import { withoutDisabledScopes } from '../../shared/modules.ts';
 import { type OrgRole, type Scope, SPACE_ROLES, type SpaceRole } from '../../shared/permissions.ts';
 import { clientIp } from '../client-ip.ts';
 import type { AppContext, RouteDef } from '../route.ts';
@@ -160,7 +161,8 @@ export async function resolveTenancy(ctx: AppContext, route: RouteDef): Promise<
     scopes = orgScopes(role);
   }
   const viewAs = viewAsRole(ctx, role);
-  scopes = narrowScopes(scopes, { viewAs, keyScopes: credentialScopes(auth) });
+  // A module left out of MODULES: nobody holds its scopes.
+  scopes = withoutDisabledScopes(narrowScopes(scopes, { viewAs, keyScopes: credentialScopes(auth) }), ctx.services.config.modules);
 
   // A space-level token acts as its end-user (SPEC 5.5), as an API key with Service-User does.
   let endUserId: string | undefined = auth.kind === 'oidc' ? auth.endUserId : undefined;

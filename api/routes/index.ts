@@ -23,7 +23,6 @@ import { realtimeRoutes } from './realtime/index.ts';
 import { scheduleRoutes } from './schedules/index.ts';
 import { webhookRoutes } from './webhooks/index.ts';
 import { oidcRoutes } from './oidc/index.ts';
-import { oauthClientRoutes } from './oauth-clients/index.ts';
 import { endUserRoutes } from './end-users/index.ts';
 import { notificationRoutes } from './notifications/index.ts';
 import { uploadRoutes } from './uploads/index.ts';
@@ -126,7 +125,6 @@ export const resourceRoutes: RouteDef[] = [
   ...credentialProxyRoutes,
   ...scheduleRoutes,
   ...webhookRoutes,
-  ...oauthClientRoutes,
   ...oidcRoutes,
   ...endUserRoutes,
   ...notificationRoutes,

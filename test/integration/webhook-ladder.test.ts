@@ -4,8 +4,8 @@
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
-import type { AttemptOutcome } from '../../activities/webhook-delivery.ts';
-import { createWebhookDeliveryActivity } from '../../activities/webhook-delivery.ts';
+import type { AttemptOutcome } from '../../activities/webhooks/delivery.ts';
+import { createWebhookDeliveryActivity } from '../../activities/webhooks/delivery.ts';
 import { loadConfig } from '../../shared/config.ts';
 import { createKnex } from '../../shared/db/knex.ts';
 import { createLogger } from '../../shared/log.ts';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
-import { classify } from '../../activities/webhook-delivery.ts';
+import { classify } from '../../activities/webhooks/delivery.ts';
 import { envelopeBody, RUN_OBJECT_LIMIT_BYTES, type StoredEvent } from '../../shared/webhooks/payload.ts';
 import { generateWebhookSecret, signedHeaders } from '../../shared/webhooks/signature.ts';
 

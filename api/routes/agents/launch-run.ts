@@ -53,7 +53,8 @@ export async function launchConnections(ctx: AppContext, agent: Pick<LaunchReque
   const { knex, workflows, config } = ctx.services;
   // A connect link lets its holder connect as the actor: only for a caller who may connect.
   const publicUrl = scopes.has('integrations:connect') ? config.publicUrl : null;
-  return requireConnections(knex, workflows, { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx), agent, chosen, publicUrl });
+  // `run.connection_missing` goes to webhooks: none without the webhooks module.
+  return requireConnections(knex, config.modules.has('webhooks') ? workflows : null, { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx), agent, chosen, publicUrl });
 }
 
 /** Admits a run launched by this request against the organization limits and starts its workflow. */

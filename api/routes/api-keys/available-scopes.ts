@@ -1,3 +1,4 @@
+import { withoutDisabledScopes } from '../../../shared/modules.ts';
 import { grantableBy } from '../../../shared/identity/api-keys.ts';
 import { orgScopes } from '../../../shared/identity/tenancy.ts';
 import { defineRoute } from '../../route.ts';
@@ -19,6 +20,6 @@ export default defineRoute({
   },
   async handler(ctx) {
     const { space, scopes, orgRole } = ctx.state.tenancy!;
-    ctx.body = { scopes: space!.kind === 'personal' ? [] : grantableBy(scopes, orgScopes(orgRole)) };
+    ctx.body = { scopes: space!.kind === 'personal' ? [] : grantableBy(scopes, withoutDisabledScopes(orgScopes(orgRole), ctx.services.config.modules)) };
   },
 });

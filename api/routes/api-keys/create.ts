@@ -1,3 +1,4 @@
+import { withoutDisabledScopes } from '../../../shared/modules.ts';
 import { problem } from '../../../shared/errors.ts';
 import { apiKeyDto, grantableBy, insertApiKey, keyScopesFor } from '../../../shared/identity/api-keys.ts';
 import { orgScopes } from '../../../shared/identity/tenancy.ts';
@@ -36,7 +37,7 @@ export default defineRoute<{ name: string; scopes?: string[]; expiresAt?: string
         errors: [{ field: 'expiresAt', code: 'out_of_range', message: 'expiresAt must be in the future' }],
       });
     }
-    const scopes = keyScopesFor(body.scopes, grantableBy(held, orgScopes(orgRole)));
+    const scopes = keyScopesFor(body.scopes, grantableBy(held, withoutDisabledScopes(orgScopes(orgRole), ctx.services.config.modules)));
     const { key, row } = await insertApiKey(ctx.services.knex, {
       orgId: org!.id,
       spaceId: space!.id,

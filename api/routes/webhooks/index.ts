@@ -1,5 +1,5 @@
-// The webhooks module (SPEC 4.9). Removing it from the route table makes /api/webhooks 404.
-import type { RouteDef } from '../../route.ts';
+// The webhooks module's routes (SPEC 4.9; shared/webhooks/README.md). Left out of MODULES, /api/webhooks is 404.
+import { moduleRoutes, type RouteDef } from '../../route.ts';
 import create from './create.ts';
 import remove from './delete.ts';
 import deliveries from './deliveries.ts';
@@ -9,4 +9,4 @@ import rotate from './rotate.ts';
 import test from './test.ts';
 import update from './update.ts';
 
-export const webhookRoutes: RouteDef[] = [create, list, get, update, remove, deliveries, test, rotate];
+export const webhookRoutes: RouteDef[] = moduleRoutes('webhooks', [create, list, get, update, remove, deliveries, test, rotate]);

@@ -2,12 +2,12 @@
 // client belongs to the organization that manages it; a space-level one is visible only to
 // callers who can act in its space (an API key: its own space), an instance-level one is
 // changed only by an organization owner's session.
-import { problem } from '../../../shared/errors.ts';
-import { findSpace, spaceScopes } from '../../../shared/identity/tenancy.ts';
-import { type ClientLevel, type OAuthClientRow, redirectUriProblem, scopesBeyondLevel } from '../../../shared/oidc/clients.ts';
-import { SCOPES } from '../../../shared/permissions.ts';
-import { boundSpaceId } from '../../middleware/authenticate.ts';
-import type { AppContext } from '../../route.ts';
+import { problem } from '../../../../shared/errors.ts';
+import { findSpace, spaceScopes } from '../../../../shared/identity/tenancy.ts';
+import { type ClientLevel, type OAuthClientRow, redirectUriProblem, scopesBeyondLevel } from '../../../../shared/oidc/clients.ts';
+import { SCOPES } from '../../../../shared/permissions.ts';
+import { boundSpaceId } from '../../../middleware/authenticate.ts';
+import type { AppContext } from '../../../route.ts';
 
 /** Whether the caller holds any role in the space of its organization (a key or space-bound token: only its own space). */
 export async function canActInSpace(ctx: AppContext, spaceId: string): Promise<boolean> {

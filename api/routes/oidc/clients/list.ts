@@ -1,7 +1,7 @@
-import type { OAuthClientRow } from '../../../shared/oidc/clients.ts';
-import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
-import { defineRoute } from '../../route.ts';
-import { listOf } from '../../schemas.ts';
+import type { OAuthClientRow } from '../../../../shared/oidc/clients.ts';
+import { cursorPage, cursorQuery, limitFrom } from '../../../pagination.ts';
+import { defineRoute } from '../../../route.ts';
+import { listOf } from '../../../schemas.ts';
 import { canActInSpace, clientDto, clientSchema } from './_access.ts';
 
 export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }>({

@@ -1,5 +1,5 @@
-import { revokeClientGrants } from '../../../shared/oidc/clients.ts';
-import { defineRoute } from '../../route.ts';
+import { revokeClientGrants } from '../../../../shared/oidc/clients.ts';
+import { defineRoute } from '../../../route.ts';
 import { clientFor, clientIdParam } from './_access.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({

@@ -1,5 +1,5 @@
-import { type OAuthClientRow, revokeClientGrants } from '../../../shared/oidc/clients.ts';
-import { defineRoute } from '../../route.ts';
+import { type OAuthClientRow, revokeClientGrants } from '../../../../shared/oidc/clients.ts';
+import { defineRoute } from '../../../route.ts';
 import { assertRedirectUris, assertScopesForLevel, clientDto, clientFields, clientFor, clientIdParam, clientSchema } from './_access.ts';
 
 interface Body {

@@ -2,12 +2,12 @@
 // current secret (and the previous one during a rotation window), POST with a 15 s limit and no
 // redirects, record the attempt, and classify the answer for the ladder.
 import { request } from 'undici';
-import { checkDestination, EgressError, egressDispatcher } from '../shared/egress.ts';
-import { newId } from '../shared/ids.ts';
-import { decryptSecret } from '../shared/secrets.ts';
-import { envelopeBody, type StoredEvent } from '../shared/webhooks/payload.ts';
-import { signedHeaders } from '../shared/webhooks/signature.ts';
-import type { ActivityDeps } from './deps.ts';
+import { checkDestination, EgressError, egressDispatcher } from '../../shared/egress.ts';
+import { newId } from '../../shared/ids.ts';
+import { decryptSecret } from '../../shared/secrets.ts';
+import { envelopeBody, type StoredEvent } from '../../shared/webhooks/payload.ts';
+import { signedHeaders } from '../../shared/webhooks/signature.ts';
+import type { ActivityDeps } from '../deps.ts';
 
 export type AttemptOutcome = 'success' | 'retry' | 'permanent' | 'unresolvable' | 'gone';
 

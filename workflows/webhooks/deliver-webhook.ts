@@ -1,7 +1,7 @@
 // deliverWebhook (SPEC 6.3): one activity call per attempt, no Temporal-level retries, and the
 // durable ladder of waits between failed attempts. A restart of API or worker loses nothing.
 import { proxyActivities, sleep } from '@temporalio/workflow';
-import type { AttemptOutcome, createWebhookDeliveryActivity } from '../activities/webhook-delivery.ts';
+import type { AttemptOutcome, createWebhookDeliveryActivity } from '../../activities/webhooks/delivery.ts';
 
 type DeliveryActivities = ReturnType<typeof createWebhookDeliveryActivity>;
 

@@ -1,4 +1,4 @@
-import { defineRoute } from '../../route.ts';
+import { defineRoute } from '../../../route.ts';
 import { clientDto, clientFor, clientIdParam, clientSchema } from './_access.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({

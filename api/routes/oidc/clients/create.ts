@@ -1,10 +1,10 @@
-import { problem } from '../../../shared/errors.ts';
-import { newId, newToken, randomBase62 } from '../../../shared/ids.ts';
-import type { ClientLevel, OAuthClientRow } from '../../../shared/oidc/clients.ts';
-import { boundSpaceId } from '../../middleware/authenticate.ts';
-import { SPACE_ID } from '../../middleware/tenancy.ts';
-import { type AppContext, defineRoute } from '../../route.ts';
-import { sealKey } from '../models/_shared.ts';
+import { problem } from '../../../../shared/errors.ts';
+import { newId, newToken, randomBase62 } from '../../../../shared/ids.ts';
+import type { ClientLevel, OAuthClientRow } from '../../../../shared/oidc/clients.ts';
+import { boundSpaceId } from '../../../middleware/authenticate.ts';
+import { SPACE_ID } from '../../../middleware/tenancy.ts';
+import { type AppContext, defineRoute } from '../../../route.ts';
+import { sealKey } from '../../models/_shared.ts';
 import { assertMayManageInstanceClients, assertRedirectUris, assertScopesForLevel, canActInSpace, clientDto, clientFields, clientSchema } from './_access.ts';
 
 interface Body {

@@ -1,0 +1,2 @@
+// The webhooks module's workflows (shared/webhooks/module.ts declares them).
+export { deliverWebhook } from './deliver-webhook.ts';
