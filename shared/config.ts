@@ -266,6 +266,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     egressAllowInternalHosts: list(env, 'EGRESS_ALLOW_INTERNAL_HOSTS').map((h) => h.toLowerCase()),
     /** The optional modules that run (SPEC 1): `webhooks,oidc,mcp,chat` by default. */
     modules: modules(env),
+    /** GitHub REST API; `POST /api/packages/import-github` asks it whether a repository exists. Default https://api.github.com. */
+    githubApiUrl: (url(env, 'GITHUB_API_URL') ?? 'https://api.github.com').replace(/\/+$/, ''),
+    /** Where `import-github` downloads repository zips (`<this>/<owner>/<repo>/zip/<ref>`). Default https://codeload.github.com. */
+    githubCodeloadUrl: (url(env, 'GITHUB_CODELOAD_URL') ?? 'https://codeload.github.com').replace(/\/+$/, ''),
     /** Instance default model, used when an organization has none (DESIGN.md section 5). */
     defaultModel: defaultModel(env),
     /** `npm start`: `file` writes API and worker output to `$DATA_DIR/logs/{api,worker}.log`; `json` leaves their JSON lines on stdout. */

@@ -4,7 +4,7 @@
 // `recheckGrant`, applying the same rules as a new request would (SPEC 3.2, 5.1, 5.3).
 import type { Knex } from 'knex';
 import { ApiKey, EndUser, Session } from '../db/models.ts';
-import { intersect, type Scope, SPACE_ROLE_SCOPES, type SpaceRole } from '../permissions.ts';
+import { intersect, ORG_ROLE_SCOPES, type Scope, SPACE_ROLE_SCOPES, type SpaceRole } from '../permissions.ts';
 import { findSpace, orgRole, spaceScopes } from './tenancy.ts';
 
 export const ACCESS_CHANGES_CHANNEL = 'access_changes';
@@ -36,10 +36,14 @@ export type AccessLoss = 'credential_revoked' | 'access_changed';
 
 export type GrantCheck = { ok: true; scopes: ReadonlySet<Scope>; expiresAt: Date | null } | { ok: false; reason: AccessLoss };
 
-/** X-View-As narrows to a preset role; an API key to its own scopes (both ceilings, SPEC 5.3). */
+/**
+ * X-View-As narrows to a preset role; an API key to its own scopes (both ceilings, SPEC 5.3).
+ * Someone holding the previewed role is an organization `member` (owners and admins act as
+ * `admin` everywhere), so at organization level the preview keeps what a member holds there.
+ */
 export function narrowScopes(held: ReadonlySet<Scope>, ceilings: { viewAs?: SpaceRole; keyScopes?: readonly string[] }): ReadonlySet<Scope> {
   let scopes = held;
-  if (ceilings.viewAs) scopes = intersect(SPACE_ROLE_SCOPES[ceilings.viewAs], scopes);
+  if (ceilings.viewAs) scopes = intersect([...SPACE_ROLE_SCOPES[ceilings.viewAs], ...ORG_ROLE_SCOPES.member], scopes);
   if (ceilings.keyScopes) scopes = intersect(ceilings.keyScopes as Scope[], scopes);
   return scopes;
 }

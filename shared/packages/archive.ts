@@ -114,32 +114,50 @@ function nextEntry(zip: yauzl.ZipFile): Promise<yauzl.Entry | undefined> {
   });
 }
 
+export interface ReadArchiveOptions {
+  /** Compressed size limit (default ARCHIVE_LIMITS.maxArchiveBytes). */
+  maxArchiveBytes?: number;
+  /**
+   * Keeps only some entries, each under the path returned (undefined skips the entry unread).
+   * A repository zip holds far more than one package: the entry and size limits then count
+   * the kept entries only, and a skipped entry's name is not judged.
+   */
+  select?: (name: string) => string | undefined;
+}
+
+/** Entries scanned at most when `select` skips most of them (a repository zip). */
+const MAX_SCANNED_ENTRIES = 100_000;
+
 /**
  * Reads an uploaded archive into `{path: {encoding, content}}`. Refuses (400 invalid_archive,
  * naming the entry) non-zips, unsafe paths, symlinks, encrypted entries, too many entries and
  * decompression bombs; 413 archive_too_large above 10 MiB.
  */
-export async function readArchive(buffer: Buffer): Promise<FileMap> {
-  if (buffer.length > ARCHIVE_LIMITS.maxArchiveBytes) {
-    throw problem('archive_too_large', `The archive is ${buffer.length} bytes; the limit is ${ARCHIVE_LIMITS.maxArchiveBytes}`);
+export async function readArchive(buffer: Buffer, opts: ReadArchiveOptions = {}): Promise<FileMap> {
+  const maxBytes = opts.maxArchiveBytes ?? ARCHIVE_LIMITS.maxArchiveBytes;
+  if (buffer.length > maxBytes) {
+    throw problem('archive_too_large', `The archive is ${buffer.length} bytes; the limit is ${maxBytes}`);
   }
   const zip = await open(buffer);
   try {
-    if (zip.entryCount > ARCHIVE_LIMITS.maxEntries) invalid(`The archive has ${zip.entryCount} entries; the limit is ${ARCHIVE_LIMITS.maxEntries}`);
+    const maxScanned = opts.select ? MAX_SCANNED_ENTRIES : ARCHIVE_LIMITS.maxEntries;
+    if (zip.entryCount > maxScanned) invalid(`The archive has ${zip.entryCount} entries; the limit is ${maxScanned}`);
     const files: FileMap = {};
     const budget: Budget = { total: 0 };
     let seen = 0;
     for (let entry = await nextEntry(zip); entry; entry = await nextEntry(zip)) {
+      const raw = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true);
+      const name = opts.select ? opts.select(raw) : raw;
+      if (name === undefined) continue;
       if (++seen > ARCHIVE_LIMITS.maxEntries) invalid(`The archive has more than ${ARCHIVE_LIMITS.maxEntries} entries`);
-      const name = yauzl.getFileNameLowLevel(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, true);
-      const reason = unsafeEntryReason(name);
-      if (reason) invalid(`Entry "${name}" ${reason}`);
-      if (isSymlink(entry)) invalid(`Entry "${name}" is a symbolic link`);
-      if (name.endsWith('/') || isLitter(name)) continue;
-      if (entry.isEncrypted()) invalid(`Entry "${name}" is encrypted`);
-      if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) invalid(`Entry "${name}" uses an unsupported compression method`);
-      if (Object.hasOwn(files, name)) invalid(`Entry "${name}" appears twice`);
-      files[name] = store(await inflate(zip, entry, name, budget));
+      const reason = unsafeEntryReason(raw) ?? unsafeEntryReason(name);
+      if (reason) invalid(`Entry "${raw}" ${reason}`);
+      if (isSymlink(entry)) invalid(`Entry "${raw}" is a symbolic link`);
+      if (name === '' || name.endsWith('/') || isLitter(name)) continue;
+      if (entry.isEncrypted()) invalid(`Entry "${raw}" is encrypted`);
+      if (entry.compressionMethod !== 0 && entry.compressionMethod !== 8) invalid(`Entry "${raw}" uses an unsupported compression method`);
+      if (Object.hasOwn(files, name)) invalid(`Entry "${raw}" appears twice`);
+      files[name] = store(await inflate(zip, entry, raw, budget));
     }
     return files;
   } finally {

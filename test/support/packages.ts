@@ -2,13 +2,13 @@
 import { zip } from '../fixtures/packages/build.ts';
 import type { Client, Res } from './api.ts';
 
-/** POSTs `archive` as the multipart field `file` (or `field`) to the import route. */
-export async function uploadPackage(client: Client, archive: Buffer, field = 'file'): Promise<Res> {
+/** POSTs `archive` as the multipart field `file` (or `field`) to the import route (or `route`). */
+export async function uploadPackage(client: Client, archive: Buffer, field = 'file', route = '/api/packages/import'): Promise<Res> {
   const form = new FormData();
   form.append(field, new Blob([new Uint8Array(archive)], { type: 'application/zip' }), 'package.zip');
   const req = new Request('http://localhost/', { method: 'POST', body: form });
   const raw = Buffer.from(await req.arrayBuffer());
-  return client.request('POST', '/api/packages/import', { raw, headers: { 'content-type': req.headers.get('content-type')! } });
+  return client.request('POST', route, { raw, headers: { 'content-type': req.headers.get('content-type')! } });
 }
 
 export interface AgentSpec {

@@ -8,6 +8,8 @@ import filesList from './files-list.ts';
 import get from './get.ts';
 import home from './home.ts';
 import importPackage from './import.ts';
+import importBundle from './import-bundle.ts';
+import importGithub from './import-github.ts';
 import restoreAgent from './restore-agent.ts';
 import restoreIntegration from './restore-integration.ts';
 import skillUpdate from './skill-update.ts';
@@ -16,6 +18,8 @@ export const packageRoutes: RouteDef[] = [
   agentList,
   agentGet,
   importPackage,
+  importBundle,
+  importGithub,
   get,
   filesList,
   filesContent,
