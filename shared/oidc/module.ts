@@ -1,4 +1,4 @@
-// The oidc module (README.md beside this file; the endpoints' own README is api/routes/oidc/README.md).
+// The oidc module (README.md beside this file): the service as an OAuth 2.1 / OpenID Connect authorization server.
 import type { ModuleDeclaration } from '../modules.ts';
 
 export default {
