@@ -4,8 +4,12 @@
 // a concurrent keep or delete waits or is skipped and a crash leaves rows to sweep again.
 // Idempotent: deleting missing bytes or rows is not an error, and a rerun picks up what is left.
 import type { Knex } from 'knex';
-import { unreferencedKeys } from '../shared/files/expiry.ts';
+import { UPLOAD_TTL_MS, unreferencedKeys } from '../shared/files/expiry.ts';
+import { DiskStorage } from '../shared/files/storage.ts';
 import type { ActivityDeps } from './deps.ts';
+
+/** How long a partial upload may sit beyond the upload URL's hour before it is taken for debris. */
+const PARTIAL_GRACE_MS = 60 * 60 * 1000;
 
 export const SWEEP_BATCH = 200;
 
@@ -40,6 +44,8 @@ export function createSweepExpiredFilesActivities(deps: Pick<ActivityDeps, 'knex
       const limit = input.limit ?? SWEEP_BATCH;
       const removedFiles = await knex.transaction((trx) => sweep(trx, 'files', limit));
       const removedUploads = await knex.transaction((trx) => sweep(trx, 'uploads', limit));
+      // Bytes of uploads cut off by a crash: older than any upload can take (an upload URL lives an hour).
+      if (files instanceof DiskStorage) await files.removeStalePartials(UPLOAD_TTL_MS + PARTIAL_GRACE_MS);
       return { files: removedFiles, uploads: removedUploads, more: removedFiles === limit || removedUploads === limit };
     },
   };

@@ -6,6 +6,9 @@ import type { Knex } from 'knex';
 export const FILE_TTL_DAYS = 7;
 export const FILE_TTL_MS = FILE_TTL_DAYS * 24 * 60 * 60 * 1000;
 
+/** How long an upload URL is good for, and an unused upload lives. */
+export const UPLOAD_TTL_MS = 60 * 60 * 1000;
+
 /** `expires_at` of a new, unkept file created at `createdAt`. */
 export function fileExpiresAt(createdAt: Date = new Date()): Date {
   return new Date(createdAt.getTime() + FILE_TTL_MS);

@@ -129,6 +129,31 @@ export class DiskStorage implements FileStorage {
   async delete(key: string): Promise<void> {
     await fs.promises.rm(this.pathOf(key), { force: true });
   }
+
+  /**
+   * Removes partial files older than `maxAgeMs`: a `put` cleans up after itself, but not a
+   * process killed mid-upload. Returns how many were removed.
+   */
+  async removeStalePartials(maxAgeMs: number): Promise<number> {
+    const dir = path.join(this.root, '.partial');
+    let names: string[];
+    try {
+      names = await fs.promises.readdir(dir);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+      throw err;
+    }
+    let removed = 0;
+    for (const name of names) {
+      const file = path.join(dir, name);
+      const st = await fs.promises.stat(file).catch(() => undefined);
+      if (st && Date.now() - st.mtimeMs > maxAgeMs) {
+        await fs.promises.rm(file, { force: true });
+        removed++;
+      }
+    }
+    return removed;
+  }
 }
 
 /** The configured store: S3-compatible when S3_* is set (shared/files/s3-storage.ts), else the disk. */

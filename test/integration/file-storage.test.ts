@@ -184,6 +184,23 @@ describe('File storage (issue 16)', function () {
     return { storage: new DiskStorage(dir), keys: async () => walk(dir) };
   });
 
+  it('on disk, removes partial uploads a crash left behind once they are stale, and only those', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'files-'));
+    dirs.push(dir);
+    const storage = new DiskStorage(dir);
+    expect(await storage.removeStalePartials(1000)).to.equal(0); // no .partial folder yet
+    fs.mkdirSync(path.join(dir, '.partial'));
+    const stale = path.join(dir, '.partial', 'stale.part');
+    const fresh = path.join(dir, '.partial', 'fresh.part');
+    fs.writeFileSync(stale, 'x');
+    fs.writeFileSync(fresh, 'y');
+    const twoHoursAgo = new Date(Date.now() - 2 * 3600_000);
+    fs.utimesSync(stale, twoHoursAgo, twoHoursAgo);
+    expect(await storage.removeStalePartials(3600_000)).to.equal(1);
+    expect(fs.existsSync(stale)).to.equal(false);
+    expect(fs.existsSync(fresh)).to.equal(true);
+  });
+
   sameCases('on S3 (moto)', async () => {
     const started = await startMoto();
     moto = started.child;

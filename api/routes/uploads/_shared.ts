@@ -21,8 +21,6 @@ export interface UploadRow extends OwnerColumns {
   created_at: Date;
 }
 
-/** How long an upload URL is good for. */
-export const UPLOAD_TTL_MS = 60 * 60 * 1000;
 
 export function uploadDto(row: UploadRow) {
   return {

@@ -4,7 +4,8 @@ import { newId, newToken } from '../../../shared/ids.ts';
 import { defineRoute } from '../../route.ts';
 import { launcherOf } from '../agents/launch-run.ts';
 import { orgBytesInUse } from '../../../shared/files/model.ts';
-import { UPLOAD_TTL_MS, type UploadRow, fileNameSchema, formatBytes, mimeTypeSchema, uploadDto, uploadSchema } from './_shared.ts';
+import { UPLOAD_TTL_MS } from '../../../shared/files/expiry.ts';
+import { type UploadRow, fileNameSchema, formatBytes, mimeTypeSchema, uploadDto, uploadSchema } from './_shared.ts';
 
 interface Body {
   name: string;
