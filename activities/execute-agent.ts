@@ -4,7 +4,7 @@
 // 8): the new attempt's runtime goes on from the run's journal, so nothing completed is redone.
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
-import { egressDispatcher } from '../shared/egress.ts';
+import { modelDispatcher } from '../shared/models/outbound.ts';
 import { resolveModel } from '../shared/models/resolve.ts';
 import { HEARTBEAT_TIMEOUT_SECONDS } from '../shared/runs/attempts.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
@@ -112,9 +112,11 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     const pins = (
       await knex('agent_memory').where({ package_id: agent.packageId, actor_key: actorKey(run), kind: 'pin' }).orderBy('id').limit(50).select('content')
     ).map((r) => r.content as string);
-    // The instance default model is the operator's own: its host may be internal.
-    const allow = [...config.egressAllowInternalHosts, ...(model.source === 'instance' ? [new URL(model.baseUrl).hostname] : [])];
-    const dispatcher = egressDispatcher(allow, 10_000, config.extraCaCertsPath);
+    // The model's calls: directly, or through its (or the organization's default) proxy; the
+    // instance default model is the operator's own, its host may be internal.
+    const dispatcher = await modelDispatcher(config, model).catch((err: Error) => {
+      throw failure(`The model cannot be called: ${err.message}`);
+    });
     // Integrations the model may call through `api_call`; their connections are loaded and
     // decrypted in the sidecar, per call, and never reach the sandbox.
     const apis = await apiIntegrations(knex, run, agent);

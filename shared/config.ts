@@ -272,6 +272,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     githubCodeloadUrl: (url(env, 'GITHUB_CODELOAD_URL') ?? 'https://codeload.github.com').replace(/\/+$/, ''),
     /** Instance default model, used when an organization has none (DESIGN.md section 5). */
     defaultModel: defaultModel(env),
+    /** Base URL of OpenRouter's public API; `GET /api/models/openrouter` lists `<this>/models`. */
+    openrouterApiUrl: (url(env, 'OPENROUTER_API_URL') ?? 'https://openrouter.ai/api/v1').replace(/\/+$/, ''),
     /** `npm start`: `file` writes API and worker output to `$DATA_DIR/logs/{api,worker}.log`; `json` leaves their JSON lines on stdout. */
     logFormat: oneOf(env, 'LOG_FORMAT', ['file', 'json'], 'file'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info'),

@@ -6,7 +6,7 @@ import { lookup } from 'node:dns/promises';
 import fs from 'node:fs';
 import { getCACertificates } from 'node:tls';
 import ipaddr from 'ipaddr.js';
-import { Agent } from 'undici';
+import { Agent, ProxyAgent } from 'undici';
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string, family: number) => void;
 
@@ -74,25 +74,45 @@ function trustedCas(file: string): string[] {
 }
 
 /**
- * An undici dispatcher that re-checks every address at connect time, so a name that resolves
+ * A `lookup` for sockets that re-checks every address at connect time, so a name that resolves
  * to a public address during the check and to a private one later (DNS rebinding) is refused.
  */
+function egressLookup(allowInternalHosts: readonly string[]) {
+  return (hostname: string, options: LookupOptions, callback: LookupCallback) => {
+    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
+      if (err) return callback(err, '', 0);
+      const list = addresses as unknown as LookupAddress[];
+      const internalOk = allowInternalHosts.includes(hostname.toLowerCase());
+      const blocked = internalOk ? undefined : list.find((a) => !isPublicAddress(a.address));
+      if (blocked) return callback(new EgressError('blocked_address', `${hostname} resolves to ${blocked.address}`), '', 0);
+      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
+      callback(null, list[0].address, list[0].family);
+    });
+  };
+}
+
+/** An undici dispatcher whose every connection passes `egressLookup`. */
 export function egressDispatcher(allowInternalHosts: readonly string[], connectTimeoutMs = 10_000, extraCaCertsPath?: string): Agent {
   return new Agent({
     connect: {
       timeout: connectTimeoutMs,
       ...(extraCaCertsPath ? { ca: trustedCas(extraCaCertsPath) } : {}),
-      lookup(hostname: string, options: LookupOptions, callback: LookupCallback) {
-        dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-          if (err) return callback(err, '', 0);
-          const list = addresses as unknown as LookupAddress[];
-          const internalOk = allowInternalHosts.includes(hostname.toLowerCase());
-          const blocked = internalOk ? undefined : list.find((a) => !isPublicAddress(a.address));
-          if (blocked) return callback(new EgressError('blocked_address', `${hostname} resolves to ${blocked.address}`), '', 0);
-          if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, list);
-          callback(null, list[0].address, list[0].family);
-        });
-      },
+      lookup: egressLookup(allowInternalHosts),
     },
+  });
+}
+
+/**
+ * A dispatcher through an HTTP(S) forward proxy (an organization's outbound proxy): the
+ * connection to the proxy passes `egressLookup`; the target is resolved by the proxy, so the
+ * caller checks it with `checkDestination` before each use. Credentials in `proxyUrl` become
+ * `Proxy-Authorization`.
+ */
+export function egressProxyAgent(proxyUrl: string, allowInternalHosts: readonly string[], connectTimeoutMs = 10_000, extraCaCertsPath?: string): ProxyAgent {
+  const ca = extraCaCertsPath ? { ca: trustedCas(extraCaCertsPath) } : {};
+  return new ProxyAgent({
+    uri: proxyUrl,
+    proxyTls: { timeout: connectTimeoutMs, ...ca, lookup: egressLookup(allowInternalHosts) } as ProxyAgent.Options['proxyTls'],
+    requestTls: { timeout: connectTimeoutMs, ...ca },
   });
 }

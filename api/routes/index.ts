@@ -30,10 +30,9 @@ import { fileRoutes } from './files/index.ts';
 import launchRun from './agents/launch-run.ts';
 import agentRuns from './agents/runs-list.ts';
 import connectionReadiness from './agents/connection-readiness.ts';
-import modelCreate from './models/create.ts';
-import modelDelete from './models/delete.ts';
-import modelList from './models/list.ts';
-import modelUpdate from './models/update.ts';
+import { modelRoutes } from './models/index.ts';
+import { modelCredentialRoutes } from './model-provider-credentials/index.ts';
+import { proxyRoutes } from './proxies/index.ts';
 import llmProxyChat from './llm-proxy/chat-completions.ts';
 import llmProxyMessages from './llm-proxy/messages.ts';
 import { credentialProxyRoutes } from './credential-proxy/index.ts';
@@ -116,10 +115,9 @@ export const resourceRoutes: RouteDef[] = [
   remoteRun,
   sinkReport,
   sinkExtend,
-  modelList,
-  modelCreate,
-  modelUpdate,
-  modelDelete,
+  ...modelRoutes,
+  ...modelCredentialRoutes,
+  ...proxyRoutes,
   llmProxyChat,
   llmProxyMessages,
   ...credentialProxyRoutes,

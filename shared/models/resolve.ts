@@ -1,5 +1,7 @@
 // Which model a run uses: the organization's default model, else the instance default from
 // MODEL_* (DESIGN.md section 5). Keys are decrypted only here, in the worker, for the sidecar.
+// A model that names a provider credential takes its provider, base URL and key from it; its
+// calls go through its own proxy, else the organization's default proxy (issue 17).
 import type { Knex } from 'knex';
 import type { Config } from '../config.ts';
 import { decryptSecret } from '../secrets.ts';
@@ -13,6 +15,8 @@ export interface ModelConfig {
   baseUrl: string;
   model: string;
   apiKey?: string;
+  /** The outbound proxy's URL (credentials included); absent: a direct connection. */
+  proxyUrl?: string;
   inputCostPerMTok: number;
   outputCostPerMTok: number;
 }
@@ -25,6 +29,8 @@ export interface ModelRow {
   base_url: string;
   model: string;
   api_key_enc: string | null;
+  credential_id: string | null;
+  proxy_id: string | null;
   is_default: boolean;
   input_cost_per_mtok: number | null;
   output_cost_per_mtok: number | null;
@@ -32,22 +38,54 @@ export interface ModelRow {
   updated_at: Date;
 }
 
-function configOf(config: Config, row: ModelRow): ModelConfig {
+export interface CredentialRow {
+  id: string;
+  org_id: string;
+  name: string;
+  provider: ModelProvider;
+  base_url: string;
+  api_key_enc: string;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * The URL of the proxy the organization's calls use: `proxyId`'s, else the organization's
+ * default proxy; undefined for a direct connection.
+ */
+export async function orgProxyUrl(knex: Knex, config: Config, orgId: string, proxyId?: string | null): Promise<string | undefined> {
+  const q = knex('proxies').where({ org_id: orgId });
+  const row = await (proxyId ? q.where({ id: proxyId }) : q.where({ is_default: true })).first('url_enc');
+  return row ? decryptSecret(config.secretsKey, row.url_enc) : undefined;
+}
+
+async function configOf(knex: Knex, config: Config, row: ModelRow): Promise<ModelConfig> {
+  const cred = row.credential_id
+    ? await knex<CredentialRow>('model_provider_credentials').where({ id: row.credential_id, org_id: row.org_id }).first()
+    : undefined;
+  const sealedKey = cred ? cred.api_key_enc : row.api_key_enc;
   return {
     source: 'organization',
     id: row.id,
-    provider: row.provider,
-    baseUrl: row.base_url,
+    provider: cred?.provider ?? row.provider,
+    baseUrl: cred?.base_url ?? row.base_url,
     model: row.model,
-    apiKey: row.api_key_enc ? decryptSecret(config.secretsKey, row.api_key_enc) : undefined,
+    apiKey: sealedKey ? decryptSecret(config.secretsKey, sealedKey) : undefined,
+    proxyUrl: await orgProxyUrl(knex, config, row.org_id, row.proxy_id),
     inputCostPerMTok: row.input_cost_per_mtok ?? 0,
     outputCostPerMTok: row.output_cost_per_mtok ?? 0,
   };
 }
 
+/** A saved model of the organization, as a call would use it (`POST /api/models/{id}/test`). */
+export async function resolveModelById(knex: Knex, config: Config, orgId: string, id: string): Promise<ModelConfig | undefined> {
+  const row = await knex<ModelRow>('models').where({ org_id: orgId, id }).first();
+  return row ? configOf(knex, config, row) : undefined;
+}
+
 export async function resolveModel(knex: Knex, config: Config, orgId: string): Promise<ModelConfig | undefined> {
   const row = await knex<ModelRow>('models').where({ org_id: orgId, is_default: true }).first();
-  if (row) return configOf(config, row);
+  if (row) return configOf(knex, config, row);
   const d = config.defaultModel;
   if (!d) return undefined;
   return { source: 'instance', id: null, ...d, inputCostPerMTok: 0, outputCostPerMTok: 0 };
@@ -60,7 +98,7 @@ export async function resolveModel(knex: Knex, config: Config, orgId: string): P
 export async function resolveNamedModel(knex: Knex, config: Config, orgId: string, name: unknown): Promise<ModelConfig | undefined> {
   if (typeof name === 'string' && name) {
     const row = await knex<ModelRow>('models').where({ org_id: orgId, name }).first();
-    if (row) return configOf(config, row);
+    if (row) return configOf(knex, config, row);
   }
   return resolveModel(knex, config, orgId);
 }
@@ -73,7 +111,9 @@ export function modelDto(row: ModelRow) {
     provider: row.provider,
     baseUrl: row.base_url,
     model: row.model,
-    hasApiKey: row.api_key_enc !== null,
+    hasApiKey: row.api_key_enc !== null || row.credential_id !== null,
+    credentialId: row.credential_id,
+    proxyId: row.proxy_id,
     isDefault: row.is_default,
     inputCostPerMTok: row.input_cost_per_mtok,
     outputCostPerMTok: row.output_cost_per_mtok,

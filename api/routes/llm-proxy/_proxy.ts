@@ -6,8 +6,9 @@
 import { Transform, type TransformCallback, pipeline } from 'node:stream';
 import getRawBody from 'raw-body';
 import { type Dispatcher, request } from 'undici';
-import { checkDestination, EgressError, egressDispatcher } from '../../../shared/egress.ts';
+import { EgressError } from '../../../shared/egress.ts';
 import { problem } from '../../../shared/errors.ts';
+import { modelDispatcher } from '../../../shared/models/outbound.ts';
 import { type ModelConfig, type ModelProvider, resolveNamedModel } from '../../../shared/models/resolve.ts';
 import { notifyRunEvent } from '../../../shared/runs/events.ts';
 import { isTerminal, type RunRow } from '../../../shared/runs/model.ts';
@@ -203,13 +204,11 @@ export async function proxyModelCall(ctx: AppContext, provider: ModelProvider): 
   if (model.provider !== provider) {
     throw problem('model_provider_mismatch', `The model${model.id ? ` ${model.id}` : ''} is ${model.provider}; this route speaks ${provider}`);
   }
-  // As for runs: the instance default model is the operator's own, its host may be internal.
-  const allow = [...config.egressAllowInternalHosts, ...(model.source === 'instance' ? [new URL(model.baseUrl).hostname.toLowerCase()] : [])];
+  // As for runs: directly or through the model's proxy; the instance default model's host may be internal.
   const url = `${model.baseUrl.replace(/\/+$/, '')}${UPSTREAM[provider].path}`;
   let dispatcher: Dispatcher;
   try {
-    await checkDestination(url, { allowInternalHosts: allow });
-    dispatcher = egressDispatcher(allow, 10_000, config.extraCaCertsPath);
+    dispatcher = await modelDispatcher(config, model);
   } catch (err) {
     if (err instanceof EgressError) throw problem('model_unreachable', `The model's base URL is refused: ${err.message}`);
     throw err;

@@ -1,11 +1,13 @@
 import { EgressError, checkDestination } from '../../../shared/egress.ts';
 import { problem } from '../../../shared/errors.ts';
+import type { CredentialRow, ModelProvider } from '../../../shared/models/resolve.ts';
 import { encryptSecret, SecretsUnavailableError } from '../../../shared/secrets.ts';
 import type { AppContext } from '../../route.ts';
 
 export const modelSchema = {
   type: 'object',
-  required: ['object', 'id', 'name', 'provider', 'baseUrl', 'model', 'hasApiKey', 'isDefault'],
+  required: ['object', 'id', 'name', 'provider', 'baseUrl', 'model', 'hasApiKey', 'credentialId', 'proxyId', 'isDefault', 'inputCostPerMTok', 'outputCostPerMTok', 'createdAt', 'updatedAt'],
+  additionalProperties: false,
   properties: {
     object: { const: 'model' },
     id: { type: 'string' },
@@ -13,7 +15,9 @@ export const modelSchema = {
     provider: { enum: ['openai-compatible', 'anthropic'] },
     baseUrl: { type: 'string' },
     model: { type: 'string' },
-    hasApiKey: { type: 'boolean', description: 'The key itself is write-only' },
+    hasApiKey: { type: 'boolean', description: 'The key itself is write-only; true also when the key comes from `credentialId`' },
+    credentialId: { type: ['string', 'null'], description: 'The model provider credential whose provider, base URL and key the model uses' },
+    proxyId: { type: ['string', 'null'], description: "The proxy the model's calls go through; null: the organization's default proxy, if any" },
     isDefault: { type: 'boolean' },
     inputCostPerMTok: { type: ['number', 'null'] },
     outputCostPerMTok: { type: ['number', 'null'] },
@@ -28,6 +32,8 @@ export const modelFields = {
   baseUrl: { type: 'string', format: 'uri', maxLength: 2000 },
   model: { type: 'string', minLength: 1, maxLength: 200 },
   apiKey: { type: ['string', 'null'], maxLength: 4000 },
+  credentialId: { type: ['string', 'null'], maxLength: 100, description: 'Use this credential\'s provider, base URL and key (then send none of `provider`, `baseUrl`, `apiKey`)' },
+  proxyId: { type: ['string', 'null'], maxLength: 100, description: "Send the model's calls through this proxy; null: the organization's default proxy" },
   isDefault: { type: 'boolean' },
   inputCostPerMTok: { type: ['number', 'null'], minimum: 0 },
   outputCostPerMTok: { type: ['number', 'null'], minimum: 0 },
@@ -52,4 +58,60 @@ export function sealKey(ctx: AppContext, apiKey: string): string {
     if (err instanceof SecretsUnavailableError) throw problem('service_unavailable', err.message);
     throw err;
   }
+}
+
+function invalid(field: string, code: string, message: string) {
+  return problem('validation_failed', { detail: `${field}: ${message}`, errors: [{ field, code, message }] });
+}
+
+/** The organization's credential `id`; another organization's (or none) is 404. */
+export async function orgCredential(ctx: AppContext, id: string): Promise<CredentialRow> {
+  const row = await ctx.services.knex<CredentialRow>('model_provider_credentials').where({ id, org_id: ctx.state.tenancy!.org!.id }).first();
+  if (!row) throw problem('not_found', { detail: 'No such model provider credential', param: 'credentialId' });
+  return row;
+}
+
+/** The organization's proxy `id` exists; another organization's (or none) is 404. */
+export async function assertOrgProxy(ctx: AppContext, id: string): Promise<void> {
+  const row = await ctx.services.knex('proxies').where({ id, org_id: ctx.state.tenancy!.org!.id }).first('id');
+  if (!row) throw problem('not_found', { detail: 'No such proxy', param: 'proxyId' });
+}
+
+/**
+ * Where a model's calls go, from a body: its credential's provider, base URL and key, or its
+ * own `provider`, `baseUrl`, `apiKey`. A key travels only to its credential's base URL, so a
+ * model naming a credential cannot also name another base URL (or key).
+ */
+export async function modelTarget(
+  ctx: AppContext,
+  body: { credentialId?: string | null; provider?: ModelProvider; baseUrl?: string; apiKey?: string | null },
+): Promise<{ provider: ModelProvider; baseUrl: string; apiKey?: string; credential?: CredentialRow }> {
+  if (body.credentialId) {
+    for (const f of ['provider', 'baseUrl', 'apiKey'] as const) {
+      if (body[f] !== undefined) throw invalid(f, 'not_allowed', `comes from the credential; send either ${f} or credentialId`);
+    }
+    const credential = await orgCredential(ctx, body.credentialId);
+    return { provider: credential.provider, baseUrl: credential.base_url, credential };
+  }
+  if (!body.provider) throw invalid('provider', 'required', 'is required (or credentialId)');
+  if (!body.baseUrl) throw invalid('baseUrl', 'required', 'is required (or credentialId)');
+  await assertModelUrl(ctx, body.baseUrl);
+  return { provider: body.provider, baseUrl: body.baseUrl.replace(/\/$/, ''), apiKey: body.apiKey ?? undefined };
+}
+
+/** The result of a test call (models, credentials, proxies), named by `object`. */
+export function testResultSchema(object: string, extra: Record<string, unknown> = {}) {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: ['object', 'ok', 'latencyMs', 'status', 'error', ...Object.keys(extra)],
+    properties: {
+      object: { const: object },
+      ok: { type: 'boolean' },
+      latencyMs: { type: 'integer', description: 'Time until the answer (or the failure)' },
+      status: { type: ['integer', 'null'], description: "The HTTP status answered; null when nothing answered" },
+      error: { type: ['string', 'null'], description: "Why the test failed, naming the answer (secrets redacted); null when ok" },
+      ...extra,
+    },
+  };
 }

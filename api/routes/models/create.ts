@@ -3,14 +3,16 @@ import { problem } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import { modelDto, type ModelProvider, type ModelRow } from '../../../shared/models/resolve.ts';
 import { defineRoute } from '../../route.ts';
-import { assertModelUrl, modelFields, modelSchema, sealKey } from './_shared.ts';
+import { assertOrgProxy, modelFields, modelSchema, modelTarget, sealKey } from './_shared.ts';
 
 interface Body {
   name: string;
-  provider: ModelProvider;
-  baseUrl: string;
+  provider?: ModelProvider;
+  baseUrl?: string;
   model: string;
   apiKey?: string | null;
+  credentialId?: string | null;
+  proxyId?: string | null;
   isDefault?: boolean;
   inputCostPerMTok?: number | null;
   outputCostPerMTok?: number | null;
@@ -21,17 +23,19 @@ export default defineRoute<Body>({
   path: '/api/models',
   operationId: 'createModel',
   summary: 'Configure a model for the organization',
-  description: '`apiKey` is stored encrypted and never returned. `isDefault: true` makes runs use it (the previous default stops being one).',
+  description:
+    '`apiKey` is stored encrypted and never returned. Instead of `provider`, `baseUrl` and `apiKey`, `credentialId` names a model provider credential to take them from. `proxyId` sends the model\'s calls through that proxy (else the organization\'s default proxy). `isDefault: true` makes runs use it (the previous default stops being one).',
   tag: 'Models',
   auth: 'any',
   context: 'org',
   scope: 'models:write',
-  body: { type: 'object', additionalProperties: false, required: ['name', 'provider', 'baseUrl', 'model'], properties: modelFields },
+  body: { type: 'object', additionalProperties: false, required: ['name', 'model'], properties: modelFields },
   responses: { 201: { description: 'Created', schema: modelSchema } },
   async handler(ctx, { body }) {
     const orgId = ctx.state.tenancy!.org!.id;
-    await assertModelUrl(ctx, body.baseUrl);
-    const sealed = body.apiKey ? sealKey(ctx, body.apiKey) : null;
+    const target = await modelTarget(ctx, body);
+    if (body.proxyId) await assertOrgProxy(ctx, body.proxyId);
+    const sealed = target.apiKey ? sealKey(ctx, target.apiKey) : null;
     try {
       const row = await ctx.services.knex.transaction(async (trx) => {
         if (body.isDefault) await trx('models').where({ org_id: orgId, is_default: true }).update({ is_default: false });
@@ -40,10 +44,12 @@ export default defineRoute<Body>({
             id: newId('mdl'),
             org_id: orgId,
             name: body.name,
-            provider: body.provider,
-            base_url: body.baseUrl.replace(/\/$/, ''),
+            provider: target.provider,
+            base_url: target.baseUrl,
             model: body.model,
             api_key_enc: sealed,
+            credential_id: target.credential?.id ?? null,
+            proxy_id: body.proxyId ?? null,
             is_default: body.isDefault ?? false,
             input_cost_per_mtok: body.inputCostPerMTok ?? null,
             output_cost_per_mtok: body.outputCostPerMTok ?? null,

@@ -1,13 +1,15 @@
 import { problem } from '../../../shared/errors.ts';
 import { modelDto, type ModelRow } from '../../../shared/models/resolve.ts';
 import { defineRoute } from '../../route.ts';
-import { assertModelUrl, modelFields, modelSchema, sealKey } from './_shared.ts';
+import { assertModelUrl, assertOrgProxy, modelFields, modelSchema, modelTarget, sealKey } from './_shared.ts';
 
 export default defineRoute<Record<string, any>, unknown, { id: string }>({
   method: 'patch',
   path: '/api/models/:id',
   operationId: 'updateModel',
   summary: 'Change a model (merge semantics; `apiKey: null` removes the key)',
+  description:
+    'A model that uses a credential takes `provider`, `baseUrl` and its key from it: change those on the credential, or send `credentialId: null` (the model keeps the provider and base URL, without a key). `proxyId: null` returns the model to the organization\'s default proxy.',
   tag: 'Models',
   auth: 'any',
   context: 'org',
@@ -17,13 +19,25 @@ export default defineRoute<Record<string, any>, unknown, { id: string }>({
   responses: { 200: { description: 'Updated', schema: modelSchema } },
   async handler(ctx, { body, params }) {
     const orgId = ctx.state.tenancy!.org!.id;
-    if (body.baseUrl) await assertModelUrl(ctx, body.baseUrl);
+    const current = await ctx.services.knex<ModelRow>('models').where({ id: params.id, org_id: orgId }).first('credential_id');
+    if (!current) throw problem('not_found', 'No such model');
     const patch: Partial<ModelRow> = { updated_at: new Date() };
+    const credentialId = body.credentialId !== undefined ? body.credentialId : current.credential_id;
+    if (credentialId) {
+      // The credential decides where the key goes (modelTarget refuses provider, baseUrl, apiKey).
+      const target = await modelTarget(ctx, { ...body, credentialId });
+      if (body.credentialId) Object.assign(patch, { credential_id: body.credentialId, provider: target.provider, base_url: target.baseUrl, api_key_enc: null });
+    } else {
+      if (body.credentialId === null) patch.credential_id = null;
+      if (body.baseUrl) await assertModelUrl(ctx, body.baseUrl);
+      if (body.provider !== undefined) patch.provider = body.provider;
+      if (body.baseUrl !== undefined) patch.base_url = body.baseUrl.replace(/\/$/, '');
+      if (body.apiKey !== undefined) patch.api_key_enc = body.apiKey === null ? null : sealKey(ctx, body.apiKey);
+    }
+    if (body.proxyId) await assertOrgProxy(ctx, body.proxyId);
+    if (body.proxyId !== undefined) patch.proxy_id = body.proxyId;
     if (body.name !== undefined) patch.name = body.name;
-    if (body.provider !== undefined) patch.provider = body.provider;
-    if (body.baseUrl !== undefined) patch.base_url = body.baseUrl.replace(/\/$/, '');
     if (body.model !== undefined) patch.model = body.model;
-    if (body.apiKey !== undefined) patch.api_key_enc = body.apiKey === null ? null : sealKey(ctx, body.apiKey);
     if (body.inputCostPerMTok !== undefined) patch.input_cost_per_mtok = body.inputCostPerMTok;
     if (body.outputCostPerMTok !== undefined) patch.output_cost_per_mtok = body.outputCostPerMTok;
     if (body.isDefault !== undefined) patch.is_default = body.isDefault;

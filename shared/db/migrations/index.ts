@@ -18,6 +18,7 @@ import * as m014 from './014_run_steps.ts';
 import * as m015 from './015_oidc.ts';
 import * as m016 from './016_files.ts';
 import * as m017 from './017_notifications.ts';
+import * as m018 from './018_model_credentials_proxies.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '015_oidc': m015,
   '016_files': m016,
   '017_notifications': m017,
+  '018_model_credentials_proxies': m018,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -1,0 +1,19 @@
+import { defineRoute } from '../../route.ts';
+import { orgCredential } from '../models/_shared.ts';
+import { credentialDto, credentialSchema, idParams } from './_shared.ts';
+
+export default defineRoute<unknown, unknown, { id: string }>({
+  method: 'get',
+  path: '/api/model-provider-credentials/:id',
+  operationId: 'getModelProviderCredential',
+  summary: 'One model provider credential (without its key)',
+  tag: 'Models',
+  auth: 'any',
+  context: 'org',
+  scope: 'models:read',
+  params: idParams,
+  responses: { 200: { description: 'The credential', schema: credentialSchema } },
+  async handler(ctx, { params }) {
+    ctx.body = credentialDto(await orgCredential(ctx, params.id));
+  },
+});
