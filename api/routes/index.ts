@@ -23,6 +23,7 @@ import { realtimeRoutes } from './realtime/index.ts';
 import { scheduleRoutes } from './schedules/index.ts';
 import { webhookRoutes } from './webhooks/index.ts';
 import { oidcRoutes } from './oidc/index.ts';
+import { mcpRoutes } from './mcp/index.ts';
 import { endUserRoutes } from './end-users/index.ts';
 import { notificationRoutes } from './notifications/index.ts';
 import { uploadRoutes } from './uploads/index.ts';
@@ -124,6 +125,7 @@ export const resourceRoutes: RouteDef[] = [
   ...scheduleRoutes,
   ...webhookRoutes,
   ...oidcRoutes,
+  ...mcpRoutes,
   ...endUserRoutes,
   ...notificationRoutes,
   ...uploadRoutes,

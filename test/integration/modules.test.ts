@@ -21,7 +21,15 @@ const PROBES: Record<ModuleName, Array<{ method: 'GET' | 'POST'; path: string; o
     { method: 'GET', path: '/.well-known/openid-configuration', openapi: '/.well-known/openid-configuration', status: 200 },
     { method: 'GET', path: '/api/oauth/clients', openapi: '/api/oauth/clients', status: 200 },
   ],
-  mcp: [],
+  mcp: [
+    {
+      method: 'POST',
+      path: '/api/mcp',
+      openapi: '/api/mcp',
+      status: 200,
+      body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'modules-probe', version: '1' } } },
+    },
+  ],
   chat: [],
 };
 

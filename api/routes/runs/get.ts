@@ -1,14 +1,8 @@
-import { isTerminal, runDto, runSchema } from '../../../shared/runs/model.ts';
-import { problem } from '../../../shared/errors.ts';
+import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { filesOfRun, runFileDto, runFileSchema } from '../../../shared/files/model.ts';
-import type { AccessLoss } from '../../../shared/identity/access-grants.ts';
-import { grantOf } from '../../access-watch.ts';
 import { defineRoute } from '../../route.ts';
 import { findVisibleRun, runIdParam } from './_visible.ts';
-import { credentialIdentity } from '../../middleware/authenticate.ts';
-
-export const MAX_WAIT_SECONDS = 55;
-export const MAX_WAITS_PER_CALLER = 10;
+import { MAX_WAIT_SECONDS, waitForRun } from './_wait.ts';
 
 function waitSeconds(raw: string | undefined): number {
   if (raw === undefined || raw === '' || raw === 'false') return 0;
@@ -44,39 +38,7 @@ export default defineRoute<unknown, { wait?: string }, { id: string }>({
     },
   },
   async handler(ctx, { params, query }) {
-    let run = await findVisibleRun(ctx, params.id);
-    const seconds = waitSeconds(query.wait);
-    const auth = ctx.state.auth!;
-    const caller = credentialIdentity(auth);
-    const hub = ctx.services.runEvents;
-    if (seconds > 0 && !isTerminal(run.status) && hub.tryAcquireWait(caller, MAX_WAITS_PER_CALLER)) {
-      const stop = new AbortController();
-      ctx.req.once('close', () => stop.abort());
-      // The wait follows its credential like a stream: revoked, it ends at once; re-scoped,
-      // it ends when the run is no longer readable (the read below then answers 404).
-      let lost: AccessLoss | undefined;
-      const unwatch = hub.access.watch({
-        grant: grantOf(ctx),
-        needs: 'runs:read',
-        onLoss: (reason) => {
-          lost = reason;
-          stop.abort();
-        },
-        onScopes: (scopes) => {
-          ctx.state.tenancy!.scopes = scopes;
-          findVisibleRun(ctx, params.id).catch(() => stop.abort());
-        },
-      });
-      try {
-        await hub.waitForTerminal(run.id, seconds * 1000, async () => isTerminal((await findVisibleRun(ctx, params.id)).status), stop.signal);
-      } finally {
-        unwatch();
-        hub.releaseWait(caller);
-      }
-      if (lost === 'credential_revoked') throw problem('unauthorized', 'The credential was revoked, expired or signed out while the request waited');
-      if (lost) throw problem('forbidden', 'Your access to this space changed while the request waited');
-      run = await findVisibleRun(ctx, params.id);
-    }
+    const run = await waitForRun(ctx, await findVisibleRun(ctx, params.id), waitSeconds(query.wait));
     ctx.body = { ...runDto(run), files: (await filesOfRun(ctx.services.knex, run.id)).map(runFileDto) };
   },
 });

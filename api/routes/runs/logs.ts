@@ -1,6 +1,6 @@
 import { logDto } from '../../../shared/runs/logs.ts';
 import { limitFrom, setSequenceNext } from '../../pagination.ts';
-import { defineRoute } from '../../route.ts';
+import { type AppContext, defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { findVisibleRun, runIdParam } from './_visible.ts';
 
@@ -18,6 +18,19 @@ const logSchema = {
   },
 };
 
+/**
+ * Entries with `seq` > `since` of a run the caller may read (404 otherwise), ascending; `limit`
+ * default and max 1000. Debug entries need `runs:delete`.
+ */
+export async function runLogPage(ctx: AppContext, runId: string, since: number, rawLimit: unknown) {
+  const run = await findVisibleRun(ctx, runId);
+  const limit = limitFrom(rawLimit, 1000, 1000);
+  const q = ctx.services.knex('run_logs').where({ run_id: run.id }).where('seq', '>', since).orderBy('seq').limit(limit + 1);
+  if (!ctx.state.tenancy!.scopes.has('runs:delete')) q.whereNot('level', 'debug');
+  const rows = await q;
+  return { data: rows.slice(0, limit).map((r) => logDto(r, true)), hasMore: rows.length > limit, limit };
+}
+
 export default defineRoute<unknown, { since: number; limit?: number }, { id: string }>({
   method: 'get',
   path: '/api/runs/:id/logs',
@@ -33,14 +46,8 @@ export default defineRoute<unknown, { since: number; limit?: number }, { id: str
   query: { type: 'object', properties: { since: { type: 'integer', minimum: 0, default: 0 }, limit: { type: 'integer' } } },
   responses: { 200: { description: 'Page of log entries', schema: listOf(logSchema) } },
   async handler(ctx, { params, query }) {
-    const run = await findVisibleRun(ctx, params.id);
-    const limit = limitFrom(query.limit, 1000, 1000);
-    const q = ctx.services.knex('run_logs').where({ run_id: run.id }).where('seq', '>', query.since).orderBy('seq').limit(limit + 1);
-    if (!ctx.state.tenancy!.scopes.has('runs:delete')) q.whereNot('level', 'debug');
-    const rows = await q;
-    const hasMore = rows.length > limit;
-    const page = rows.slice(0, limit);
-    if (hasMore) setSequenceNext(ctx, page[page.length - 1].seq, limit);
-    ctx.body = { object: 'list', data: page.map((r) => logDto(r, true)), hasMore };
+    const { data, hasMore, limit } = await runLogPage(ctx, params.id, query.since, query.limit);
+    if (hasMore) setSequenceNext(ctx, data[data.length - 1].seq, limit);
+    ctx.body = { object: 'list', data, hasMore };
   },
 });
