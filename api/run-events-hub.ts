@@ -4,6 +4,8 @@
 // AccessWatch that ends or re-scopes those long-lived reads.
 import type { Knex } from 'knex';
 import pg from 'pg';
+import { CHAT_SESSION_UPDATES_CHANNEL, type ChatSessionUpdateNotice } from '../shared/chat/events.ts';
+import { CHAT_SESSION_SELECT, type ChatSessionView, chatSessionDto } from '../shared/chat/model.ts';
 import { ACCESS_CHANGES_CHANNEL, type AccessChange } from '../shared/identity/access-grants.ts';
 import { CONNECTION_UPDATES_CHANNEL, type ConnectionUpdateNotice } from '../shared/integrations/connection-events.ts';
 import { type ConnectionOwner, type ConnectionRow, connectionDto } from '../shared/integrations/connections.ts';
@@ -33,6 +35,8 @@ export interface RealtimeSubscriber {
   debug: boolean;
   /** Whose connections' `connection_update` frames it receives (space-wide and agent streams). */
   owner?: ConnectionOwner;
+  /** The signed-in person whose `chat_session_update` frames it receives (session credentials, chat module on). */
+  chatUserId?: string;
   stream: SseStream;
 }
 
@@ -83,6 +87,7 @@ export class RunEventsHub {
     client.on('notification', (msg) => {
       if (msg.channel === ACCESS_CHANGES_CHANNEL && msg.payload) return this.access.changed(JSON.parse(msg.payload) as AccessChange);
       if (msg.channel === CONNECTION_UPDATES_CHANNEL && msg.payload) return this.connectionUpdate(JSON.parse(msg.payload) as ConnectionUpdateNotice);
+      if (msg.channel === CHAT_SESSION_UPDATES_CHANNEL && msg.payload) return this.chatSessionUpdate(JSON.parse(msg.payload) as ChatSessionUpdateNotice);
       if (msg.channel !== RUN_EVENTS_CHANNEL || !msg.payload) return;
       const event = JSON.parse(msg.payload) as RunEvent;
       for (const l of this.byRun.get(event.runId) ?? []) l(event);
@@ -93,7 +98,7 @@ export class RunEventsHub {
       if (!this.closed) setTimeout(() => void this.start().catch(() => undefined), 1000);
     });
     await client.connect();
-    await client.query(`LISTEN ${RUN_EVENTS_CHANNEL}; LISTEN ${ACCESS_CHANGES_CHANNEL}; LISTEN ${CONNECTION_UPDATES_CHANNEL}`);
+    await client.query(`LISTEN ${RUN_EVENTS_CHANNEL}; LISTEN ${ACCESS_CHANGES_CHANNEL}; LISTEN ${CONNECTION_UPDATES_CHANNEL}; LISTEN ${CHAT_SESSION_UPDATES_CHANNEL}`);
     this.client = client;
     // Changes made while the connection was down were not heard: check every grant once.
     if (this.connectedBefore) this.access.recheckAll();
@@ -220,6 +225,31 @@ export class RunEventsHub {
         for (const s of this.streamsBySpace.get(notice.space_id) ?? []) if (owned(s)) s.stream.send('connection_update', data);
       })
       .catch((err) => this.log.error({ err, notice }, 'realtime: delivering the connection update failed'));
+  }
+
+  /** `chat_session_update`: `{object, session}` to the owner's session-authenticated streams in the session's space. */
+  private chatSessionUpdate(notice: ChatSessionUpdateNotice): void {
+    const owned = (s: RealtimeSubscriber) => s.channels.has('chat_session_update') && s.chatUserId === notice.user_id && s.audience.orgId === notice.org_id;
+    if (![...(this.streamsBySpace.get(notice.space_id) ?? [])].some(owned)) return;
+    const loaded = this.knex('chat_sessions as s')
+      .join('packages as p', 'p.id', 's.package_id')
+      .where({ 's.id': notice.session_id, 's.org_id': notice.org_id, 's.space_id': notice.space_id, 's.user_id': notice.user_id })
+      .select(CHAT_SESSION_SELECT)
+      .first()
+      .catch((err: unknown) => {
+        this.log.error({ err, notice }, 'realtime: loading the chat session failed');
+        return undefined;
+      });
+    this.delivery = this.delivery
+      .then(async () => {
+        const row = (await loaded) as ChatSessionView | undefined;
+        if (!row) return;
+        const data = JSON.stringify({ object: 'chat_session_update', session: chatSessionDto(row) });
+        for (const s of this.streamsBySpace.get(notice.space_id) ?? []) {
+          if (owned(s) && (!s.packageId || s.packageId === row.package_id)) s.stream.send('chat_session_update', data);
+        }
+      })
+      .catch((err) => this.log.error({ err, notice }, 'realtime: delivering the chat session update failed'));
   }
 
   private anyWants(subs: Set<RealtimeSubscriber> | undefined, channel: RealtimeChannel): boolean {

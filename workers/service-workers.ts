@@ -4,6 +4,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { Knex } from 'knex';
+import { createBulkRunsActivities } from '../activities/bulk-runs.ts';
 import { createConnectLoginActivity } from '../activities/connect-login.ts';
 import { createOAuth2Activities } from '../activities/oauth2.ts';
 import { createExecuteAgentActivity } from '../activities/execute-agent.ts';
@@ -71,6 +72,7 @@ export async function createServiceWorkers(opts: {
         ...createConnectLoginActivity(deps),
         ...createOAuth2Activities(deps),
         ...createSweepExpiredFilesActivities(deps),
+        ...createBulkRunsActivities(deps),
       },
     }),
   ];

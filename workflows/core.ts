@@ -6,3 +6,4 @@ export { remoteRun } from './remote-run.ts';
 export { runAgent } from './run-agent.ts';
 export { scheduledRun } from './scheduled-run.ts';
 export { sweepExpiredFiles } from './sweep-expired-files.ts';
+export { bulkRuns } from './bulk-runs.ts';

@@ -2,3 +2,4 @@
 // and the modules MODULES names (workers/workflow-entry.ts).
 export * from './core.ts';
 export * from './webhooks/index.ts';
+export * from './chat/index.ts';

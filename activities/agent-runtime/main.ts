@@ -121,12 +121,14 @@ function fail(message: string): never {
 }
 
 async function main(): Promise<void> {
-  const { body: run } = await call<{ system: string; input: unknown; maxTurns: number; localTools: string[]; files?: FileLimits }>('GET', '/v1/run');
+  // A chat turn (activities/chat/) brings the conversation so far instead of an input, and ends
+  // with the model's text answer, handed to the sidecar as the reply.
+  const { body: run } = await call<{ system: string; input: unknown; conversation?: Message[]; maxTurns: number; localTools: string[]; files?: FileLimits }>(
+    'GET',
+    '/v1/run',
+  );
   const local = new Set(run.localTools ?? []);
-  const messages: Message[] = [
-    { role: 'system', content: run.system },
-    { role: 'user', content: JSON.stringify(run.input ?? {}) },
-  ];
+  const messages: Message[] = [{ role: 'system', content: run.system }, ...(run.conversation ?? [{ role: 'user', content: JSON.stringify(run.input ?? {}) }])];
   let nudges = 0;
   for (let turn = 1; turn <= run.maxTurns; turn++) {
     const res = await call<{ message?: Message; error?: string }>('POST', '/v1/model', { messages });
@@ -134,6 +136,11 @@ async function main(): Promise<void> {
     const message = res.body.message;
     messages.push(message);
     const calls = message.tool_calls ?? [];
+    if (calls.length === 0 && run.conversation) {
+      const reply = await call<{ error?: string }>('POST', '/v1/reply', { content: message.content ?? '' });
+      if (reply.status !== 200) fail(reply.body.error ?? `the reply was refused with ${reply.status}`);
+      return;
+    }
     if (calls.length === 0) {
       if (++nudges > MAX_NUDGES) fail('The model stopped without calling the output tool');
       messages.push({ role: 'user', content: 'Call the `output` tool with your result to finish.' });

@@ -57,7 +57,8 @@ async function openAi(model: ModelConfig, messages: ChatMessage[], tools: ToolDe
   const data = await postJson(
     `${model.baseUrl}/chat/completions`,
     headers,
-    { model: model.model, messages, tools: tools.map((t) => ({ type: 'function', function: t })), tool_choice: 'auto' },
+    // A turn without tools (a chat turn) sends none: providers refuse an empty list.
+    { model: model.model, messages, ...(tools.length ? { tools: tools.map((t) => ({ type: 'function', function: t })), tool_choice: 'auto' } : {}) },
     dispatcher,
     signal,
   );
@@ -99,7 +100,13 @@ async function anthropic(model: ModelConfig, messages: ChatMessage[], tools: Too
   const data = await postJson(
     `${model.baseUrl}/v1/messages`,
     { 'x-api-key': model.apiKey ?? '', 'anthropic-version': '2023-06-01' },
-    { model: model.model, max_tokens: 8192, system, messages: converted, tools: tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) },
+    {
+      model: model.model,
+      max_tokens: 8192,
+      system,
+      messages: converted,
+      ...(tools.length ? { tools: tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
+    },
     dispatcher,
     signal,
   );

@@ -19,7 +19,7 @@ import type { RunFilesInfo } from '../run-files.ts';
 import { FILE_TOOL_NAMES, fileToolsOf } from './file-tools.ts';
 import { JournalMismatch, type RunJournal } from './journal.ts';
 import type { McpTools } from './mcp-tools.ts';
-import { type ChatMessage, complete, ModelCallError, type ToolDef } from './providers.ts';
+import { type ChatMessage, type Completion, complete, ModelCallError, type ToolDef } from './providers.ts';
 
 export interface SidecarState {
   output?: { value: unknown };
@@ -63,7 +63,13 @@ export interface SidecarRun {
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'];
 const MAX_TURNS = 50;
 
-export function systemPrompt(agent: ResolvedAgent, pins: string[], files: ToolDef[] = []): string {
+/** `finish`: how the agent ends its work (a run calls `output`; a chat turn answers in text). */
+export function systemPrompt(
+  agent: ResolvedAgent,
+  pins: string[],
+  files: ToolDef[] = [],
+  finish = 'When you are done, call the `output` tool with the result; its arguments are the result object itself.',
+): string {
   const parts = [agent.prompt.trim()];
   if (agent.skills.length) {
     parts.push('# Skills', ...agent.skills.map((s) => `## ${s.name}\n${s.description ? `${s.description}\n\n` : ''}${s.content.trim()}`));
@@ -73,7 +79,7 @@ export function systemPrompt(agent: ResolvedAgent, pins: string[], files: ToolDe
     parts.push('Input files are under /workspace/input (read-only): the input names their paths. Read them with `read_file`.');
   }
   if (files.some((t) => t.name === 'write_file')) parts.push('Files you write with `write_file` (under /workspace/output) are returned with the run.');
-  parts.push('When you are done, call the `output` tool with the result; its arguments are the result object itself.');
+  parts.push(finish);
   return parts.join('\n\n');
 }
 
@@ -117,7 +123,7 @@ export function toolDefs(agent: ResolvedAgent, apiIntegrations: ApiIntegration[]
   return tools;
 }
 
-function readBody(req: http.IncomingMessage, limit: number): Promise<any> {
+export function readBody(req: http.IncomingMessage, limit: number): Promise<any> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -139,9 +145,32 @@ function readBody(req: http.IncomingMessage, limit: number): Promise<any> {
   });
 }
 
-function send(res: http.ServerResponse, status: number, body: unknown): void {
+export function send(res: http.ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
+}
+
+/** Adds one completion's usage to `total`, priced at the model's rates when the provider names no cost. */
+export function addUsage(total: RunUsage, u: Completion['usage'], model: ModelConfig): void {
+  const cost = u.costUsd ?? (u.inputTokens * model.inputCostPerMTok + u.outputTokens * model.outputCostPerMTok) / 1e6;
+  total.inputTokens += u.inputTokens;
+  total.outputTokens += u.outputTokens;
+  total.costUsd = Math.round((total.costUsd + cost) * 1e9) / 1e9;
+}
+
+/** Listens on `socketDir`/sidecar.sock, open to the sandbox's unprivileged uid and no one else. */
+export async function listenForSandbox(server: http.Server, socketDir: string): Promise<void> {
+  const socketPath = path.join(socketDir, 'sidecar.sock');
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(socketPath, resolve);
+  });
+  // The sandbox runs as an unprivileged uid: it may connect, nothing more.
+  if (process.getuid?.() === 0) {
+    fs.chownSync(socketDir, SANDBOX_UID, SANDBOX_UID);
+    fs.chmodSync(socketDir, 0o700);
+  }
+  fs.chmodSync(socketPath, 0o777);
 }
 
 export class Sidecar {
@@ -180,16 +209,7 @@ export class Sidecar {
   }
 
   async listen(): Promise<void> {
-    await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(this.socketPath, resolve);
-    });
-    // The sandbox runs as an unprivileged uid: it may connect, nothing more.
-    if (process.getuid?.() === 0) {
-      fs.chownSync(this.socketDir, SANDBOX_UID, SANDBOX_UID);
-      fs.chmodSync(this.socketDir, 0o700);
-    }
-    fs.chmodSync(this.socketPath, 0o777);
+    await listenForSandbox(this.server, this.socketDir);
   }
 
   async close(): Promise<void> {
@@ -240,12 +260,8 @@ export class Sidecar {
     try {
       const completion = await complete(model, messages, this.tools, this.deps.dispatcher, this.abort.signal);
       this.state.modelCalls++;
-      const u = completion.usage;
-      const cost = u.costUsd ?? (u.inputTokens * model.inputCostPerMTok + u.outputTokens * model.outputCostPerMTok) / 1e6;
       const usage = this.state.usage;
-      usage.inputTokens += u.inputTokens;
-      usage.outputTokens += u.outputTokens;
-      usage.costUsd = Math.round((usage.costUsd + cost) * 1e9) / 1e9;
+      addUsage(usage, completion.usage, model);
       const answer = { message: completion.message };
       await this.deps.journal.record('model', model.model, messages, answer, async (trx) => {
         await trx('runs').where({ id: run.id }).update({ usage: JSON.stringify(usage) });

@@ -22,6 +22,7 @@ import { packageRoutes } from './packages/index.ts';
 import { realtimeRoutes } from './realtime/index.ts';
 import { scheduleRoutes } from './schedules/index.ts';
 import { webhookRoutes } from './webhooks/index.ts';
+import { chatRoutes } from './chat/index.ts';
 import { oidcRoutes } from './oidc/index.ts';
 import { mcpRoutes } from './mcp/index.ts';
 import { endUserRoutes } from './end-users/index.ts';
@@ -38,6 +39,9 @@ import llmProxyChat from './llm-proxy/chat-completions.ts';
 import llmProxyMessages from './llm-proxy/messages.ts';
 import { credentialProxyRoutes } from './credential-proxy/index.ts';
 import runCancel from './runs/cancel.ts';
+import bulkRunCancel from './runs/bulk-cancel.ts';
+import bulkRunGet from './runs/bulk-get.ts';
+import bulkRunReplay from './runs/bulk-replay.ts';
 import runDelete from './runs/delete.ts';
 import runGet from './runs/get.ts';
 import runList from './runs/list.ts';
@@ -109,6 +113,9 @@ export const resourceRoutes: RouteDef[] = [
   runGet,
   runLogs,
   runCancel,
+  bulkRunCancel,
+  bulkRunReplay,
+  bulkRunGet,
   runDelete,
   inlineRun,
   inlineRunValidate,
@@ -124,6 +131,7 @@ export const resourceRoutes: RouteDef[] = [
   ...credentialProxyRoutes,
   ...scheduleRoutes,
   ...webhookRoutes,
+  ...chatRoutes,
   ...oidcRoutes,
   ...mcpRoutes,
   ...endUserRoutes,

@@ -4,5 +4,5 @@ import type { ModuleDeclaration } from '../modules.ts';
 export default {
   name: 'chat',
   scopes: [],
-  workflows: [],
+  workflows: ['chatSession'],
 } satisfies ModuleDeclaration;

@@ -56,6 +56,8 @@ export async function startDelivery(workflows: Client, eventId: string, webhookI
       taskQueue: PLATFORM_TASK_QUEUE,
       workflowId: deliveryWorkflowId(eventId, webhookId),
       args: [{ eventId, webhookId, single }],
+      // Idempotent even once it finished (a retried publish); replays reuse the id on purpose (shared/webhooks/replay.ts).
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
     });
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;

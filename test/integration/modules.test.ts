@@ -30,7 +30,7 @@ const PROBES: Record<ModuleName, Array<{ method: 'GET' | 'POST'; path: string; o
       body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'modules-probe', version: '1' } } },
     },
   ],
-  chat: [],
+  chat: [{ method: 'GET', path: '/api/chat/sessions', openapi: '/api/chat/sessions', status: 200 }],
 };
 
 const allBut = (off: ModuleName) => OPTIONAL_MODULES.filter((m) => m !== off).join(',');

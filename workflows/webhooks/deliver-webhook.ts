@@ -1,6 +1,10 @@
 // deliverWebhook (SPEC 6.3): one activity call per attempt, no Temporal-level retries, and the
 // durable ladder of waits between failed attempts. A restart of API or worker loses nothing.
-import { proxyActivities, sleep } from '@temporalio/workflow';
+// Replays (POST /api/webhooks/{id}/deliveries/{deliveryId}/retry, .../replay) start it again
+// under the same workflow id once the previous one closed: a single attempt numbered after the
+// last recorded one. The `retryNow` signal cuts the current wait short (a retry asked for while
+// the ladder is waiting); one arriving during the last attempt earns one more attempt.
+import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { AttemptOutcome, createWebhookDeliveryActivity } from '../../activities/webhooks/delivery.ts';
 
 type DeliveryActivities = ReturnType<typeof createWebhookDeliveryActivity>;
@@ -11,11 +15,17 @@ export const MAX_ATTEMPTS = 8;
 /** A host that does not resolve is abandoned at this attempt. */
 export const UNRESOLVABLE_ABANDON_AT = 3;
 
+/** Signal name: attempt now instead of waiting out the ladder's current wait. */
+export const RETRY_NOW_SIGNAL = 'retryNow';
+const retryNow = defineSignal(RETRY_NOW_SIGNAL);
+
 export interface DeliverWebhookInput {
   eventId: string;
   webhookId: string;
-  /** test.ping: one attempt, never retried. */
+  /** test.ping and replays: one attempt, never retried. */
   single?: boolean;
+  /** The number of the first attempt (a replay continues after the recorded ones); 1 by default. */
+  firstAttempt?: number;
 }
 
 const { deliverWebhookAttempt } = proxyActivities<DeliveryActivities>({
@@ -25,8 +35,15 @@ const { deliverWebhookAttempt } = proxyActivities<DeliveryActivities>({
 });
 
 export async function deliverWebhook(input: DeliverWebhookInput): Promise<string> {
-  const max = input.single ? 1 : MAX_ATTEMPTS;
-  for (let attempt = 1; attempt <= max; attempt++) {
+  let nudged = false;
+  setHandler(retryNow, () => {
+    nudged = true;
+  });
+  const first = input.firstAttempt ?? 1;
+  let budget = input.single ? 1 : MAX_ATTEMPTS;
+  for (let n = 0; ; n++) {
+    const attempt = first + n;
+    nudged = false;
     let outcome: AttemptOutcome;
     try {
       outcome = await deliverWebhookAttempt({ eventId: input.eventId, webhookId: input.webhookId, attempt });
@@ -34,8 +51,12 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<string
       outcome = 'retry'; // the worker died mid-attempt or the activity failed: the attempt counts
     }
     if (outcome === 'success' || outcome === 'permanent' || outcome === 'gone') return outcome;
-    if (outcome === 'unresolvable' && attempt >= UNRESOLVABLE_ABANDON_AT) return 'abandoned';
-    if (attempt < max) await sleep(RETRY_WAITS[attempt - 1]);
+    if (outcome === 'unresolvable' && n + 1 >= UNRESOLVABLE_ABANDON_AT && !nudged) return 'abandoned';
+    budget--;
+    if (budget <= 0) {
+      if (!nudged) return input.single ? 'failed' : 'exhausted';
+      budget = 1;
+    }
+    if (!nudged) await condition(() => nudged, RETRY_WAITS[Math.min(n, RETRY_WAITS.length - 1)]);
   }
-  return input.single ? 'failed' : 'exhausted';
 }

@@ -1,6 +1,7 @@
 // What the three realtime routes share (SPEC 4.5, 6.4): query parameters, frame schemas for
 // OpenAPI, and subscribing a connection to the run events hub.
 import type { JsonSchema, AppContext, RouteDef } from '../../route.ts';
+import { chatSessionSchema } from '../../../shared/chat/model.ts';
 import { runSchema } from '../../../shared/runs/model.ts';
 import { RUN_VISIBILITY_COLUMNS, type RealtimeSubscriber } from '../../run-events-hub.ts';
 import { parseChannels, SseStream, SSE_KEEPALIVE_MS, SSE_MAX_QUEUED_FRAMES } from '../../sse.ts';
@@ -62,7 +63,11 @@ export const realtimeFrames: NonNullable<RouteDef['sseFrames']> = {
     schema: { type: 'object', required: ['runId', 'usage'], properties: { runId: { type: 'string', pattern: '^run_' }, usage: usageSchema } },
   },
   connection_update: { description: 'Reserved: one of the caller\'s integration connections changed (not emitted yet).', schema: { type: 'object' } },
-  chat_session_update: { description: 'Reserved: change signal for one of the caller\'s chat sessions (chat module; not emitted yet).', schema: { type: 'object' } },
+  chat_session_update: {
+    description:
+      "One of the caller's chat sessions changed (a message stored, a reply written or failed): the session as `GET /api/chat/sessions` lists it; read new messages with `GET /api/chat/sessions/{id}/messages?since=`. Chat module only; session credentials only (the person who opened the session), on the space-wide stream and on the stream of the session's agent.",
+    schema: { type: 'object', required: ['object', 'session'], properties: { object: { const: 'chat_session_update' }, session: chatSessionSchema } },
+  },
   error: {
     description:
       'The last frame before the server closes the stream: `credential_revoked` when the API key was revoked or expired or the session ended; `access_changed` when the caller left the organization or space, or no longer holds `runs:read`. Sent whatever `channels` says. Losing `runs:read-all` does not end a stream: it narrows it to the caller\'s own runs at once.',
@@ -119,6 +124,7 @@ export function subscribe(ctx: AppContext, query: RealtimeQuery, filter: { runId
     verbose: query.verbose === true,
     debug: scopes.has('runs:delete'),
     owner: connectionOwner(ctx),
+    chatUserId: ctx.services.config.modules.has('chat') && ctx.state.auth?.kind === 'session' ? ctx.state.auth.userId : undefined,
     stream,
   };
   unsubscribe = runEvents.addStream(sub);

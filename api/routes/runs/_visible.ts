@@ -4,7 +4,8 @@ import type { Knex } from 'knex';
 import { problem } from '../../../shared/errors.ts';
 import type { AccessGrant } from '../../../shared/identity/access-grants.ts';
 import type { Scope } from '../../../shared/permissions.ts';
-import { RUN_SELECT, type RunRow, runDto, runsWithPackage } from '../../../shared/runs/model.ts';
+import { RUN_SELECT, type RunRow, runDto } from '../../../shared/runs/model.ts';
+import { canReadRun, type RunAudience, runsVisibleTo } from '../../../shared/runs/visibility.ts';
 import { grantOf } from '../../access-watch.ts';
 import { setOffsetLinks } from '../../pagination.ts';
 import type { AppContext } from '../../route.ts';
@@ -15,11 +16,8 @@ import type { AppContext } from '../../route.ts';
  * filter (`visibleRuns`) and the in-memory predicate (`canReadRun`, realtime fan-out) both
  * derive from it, so they cannot drift apart.
  */
-export interface RunAudience {
-  orgId: string;
-  spaceId: string;
-  only: { endUserId: string } | { apiKeyId: string } | { userId: string } | null;
-}
+export type { RunAudience };
+export { canReadRun };
 
 export function runAudience(ctx: AppContext): RunAudience {
   return audienceOf(grantOf(ctx), ctx.state.tenancy!.scopes);
@@ -33,26 +31,8 @@ export function audienceOf(grant: AccessGrant, scopes: ReadonlySet<Scope>): RunA
   return { orgId: grant.orgId, spaceId: grant.spaceId, only };
 }
 
-/** The run-visibility predicate: true when `audience` may read `run` (same rule as `visibleRuns`). */
-export function canReadRun(
-  audience: RunAudience,
-  run: Pick<RunRow, 'org_id' | 'space_id' | 'end_user_id' | 'actor_type' | 'actor_id' | 'user_id'>,
-): boolean {
-  if (run.org_id !== audience.orgId || run.space_id !== audience.spaceId) return false;
-  const only = audience.only;
-  if (!only) return true;
-  if ('endUserId' in only) return run.end_user_id === only.endUserId;
-  if ('apiKeyId' in only) return run.actor_type === 'api_key' && run.actor_id === only.apiKeyId;
-  return run.user_id === only.userId;
-}
-
 export function visibleRuns(ctx: AppContext): Knex.QueryBuilder {
-  const { orgId, spaceId, only } = runAudience(ctx);
-  const q = runsWithPackage(ctx.services.knex).where({ 'r.org_id': orgId, 'r.space_id': spaceId });
-  if (only && 'endUserId' in only) q.where('r.end_user_id', only.endUserId);
-  else if (only && 'apiKeyId' in only) q.where({ 'r.actor_type': 'api_key', 'r.actor_id': only.apiKeyId });
-  else if (only) q.where('r.user_id', only.userId);
-  return q;
+  return runsVisibleTo(ctx.services.knex, runAudience(ctx));
 }
 
 export async function findVisibleRun(ctx: AppContext, runId: string): Promise<RunRow & { scope: string; name: string }> {

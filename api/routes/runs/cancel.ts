@@ -1,7 +1,5 @@
-import { WorkflowNotFoundError } from '@temporalio/client';
-import { problem } from '../../../shared/errors.ts';
-import { notifyRunEvent } from '../../../shared/runs/events.ts';
-import { isTerminal, runDto, runSchema } from '../../../shared/runs/model.ts';
+import { requestRunCancel } from '../../../shared/runs/cancel.ts';
+import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
 import { findVisibleRun, runIdParam } from './_visible.ts';
 
@@ -12,19 +10,7 @@ import { findVisibleRun, runIdParam } from './_visible.ts';
 export async function cancelRun(ctx: AppContext, runId: string) {
   const { knex, workflows } = ctx.services;
   const run = await findVisibleRun(ctx, runId);
-  if (isTerminal(run.status)) throw problem('run_not_cancellable', `The run already ended ${run.status}`);
-  try {
-    await workflows.workflow.getHandle(run.id).cancel();
-  } catch (err) {
-    if (!(err instanceof WorkflowNotFoundError)) throw err;
-    // No workflow behind it (it never got queued): end it here.
-    const [row] = await knex('runs')
-      .where({ id: run.id })
-      .whereIn('status', ['pending', 'running'])
-      .update({ status: 'cancelled', error: 'The run was cancelled', finished_at: knex.fn.now() })
-      .returning('*');
-    if (row) await notifyRunEvent(knex, { kind: 'status', runId: run.id, orgId: run.org_id, spaceId: run.space_id, status: 'cancelled' });
-  }
+  await requestRunCancel(knex, workflows, run);
   return runDto(await findVisibleRun(ctx, runId));
 }
 

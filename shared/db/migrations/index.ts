@@ -19,6 +19,8 @@ import * as m015 from './015_oidc.ts';
 import * as m016 from './016_files.ts';
 import * as m017 from './017_notifications.ts';
 import * as m018 from './018_model_credentials_proxies.ts';
+import * as m019 from './019_chat.ts';
+import * as m020 from './020_bulk_jobs.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -44,6 +46,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '016_files': m016,
   '017_notifications': m017,
   '018_model_credentials_proxies': m018,
+  '019_chat': m019,
+  '020_bulk_jobs': m020,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

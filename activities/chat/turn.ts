@@ -1,0 +1,190 @@
+// The chat module's activities (shared/chat/README.md). `chatTurn` answers one user message: it
+// reads the conversation so far from Postgres, runs the agent's runtime in the sandbox with it
+// (activities/chat/sidecar.ts: the model is reached only through the sidecar), and stores the
+// reply with the turn's usage, once, however often the turn is retried. `failChatTurn` stores a
+// failed reply when a turn cannot finish. Each stored reply signals the session's owner.
+import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import type { Knex } from 'knex';
+import { notifyChatSessionUpdate } from '../../shared/chat/events.ts';
+import type { ChatMessageRow, ChatSessionRow } from '../../shared/chat/model.ts';
+import { newId } from '../../shared/ids.ts';
+import { modelDispatcher } from '../../shared/models/outbound.ts';
+import { resolveModel } from '../../shared/models/resolve.ts';
+import { agentForRun } from '../../shared/packages/resolve-agent.ts';
+import { HEARTBEAT_TIMEOUT_SECONDS } from '../../shared/runs/attempts.ts';
+import type { RunUsage } from '../../shared/runs/model.ts';
+import type { ActivityDeps } from '../deps.ts';
+import { RUNTIME_ENTRY, type SandboxExit, spawnSandbox } from '../sandbox/spawn.ts';
+import type { ChatMessage } from '../sidecar/providers.ts';
+import { systemPrompt } from '../sidecar/server.ts';
+import { ChatSidecar } from './sidecar.ts';
+
+const HEARTBEAT_EVERY_MS = 2000;
+const NO_USAGE: RunUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+const CHAT_FINISH = 'You are in a conversation with a person. Answer their last message in plain text.';
+
+interface Reply {
+  content: string;
+  status: 'completed' | 'failed';
+  error: string | null;
+  usage: RunUsage;
+}
+
+/**
+ * Stores the reply to `messageId` and updates the session (count, usage, idle again) in one
+ * transaction, then signals its owner. A reply already stored wins: a retried turn stores nothing twice.
+ */
+export async function storeReply(knex: Knex, sessionId: string, messageId: string, reply: Reply): Promise<{ replyId: string }> {
+  const stored = await knex.transaction(async (trx) => {
+    const session = (await trx('chat_sessions').where({ id: sessionId }).forUpdate().first()) as ChatSessionRow | undefined;
+    if (!session) throw ApplicationFailure.nonRetryable('The chat session no longer exists', 'ChatSessionGone');
+    const existing = await trx('chat_messages').where({ session_id: sessionId, reply_to: messageId }).first('id');
+    if (existing) return { replyId: existing.id as string, session: undefined };
+    const id = newId('chm');
+    await trx('chat_messages').insert({
+      id,
+      session_id: sessionId,
+      org_id: session.org_id,
+      space_id: session.space_id,
+      seq: session.message_count + 1,
+      role: 'assistant',
+      content: reply.content,
+      status: reply.status,
+      error: reply.error,
+      reply_to: messageId,
+      usage: JSON.stringify(reply.usage),
+    });
+    const total = session.usage;
+    const usage = {
+      inputTokens: total.inputTokens + reply.usage.inputTokens,
+      outputTokens: total.outputTokens + reply.usage.outputTokens,
+      costUsd: Math.round((total.costUsd + reply.usage.costUsd) * 1e9) / 1e9,
+    };
+    await trx('chat_sessions')
+      .where({ id: sessionId })
+      .update({
+        message_count: session.message_count + 1,
+        usage: JSON.stringify(usage),
+        pending_message_id: session.pending_message_id === messageId ? null : session.pending_message_id,
+        last_message_at: trx.fn.now(),
+        updated_at: trx.fn.now(),
+      });
+    await notifyChatSessionUpdate(trx, session);
+    return { replyId: id, session };
+  });
+  return { replyId: stored.replyId };
+}
+
+function exitReason(exit: SandboxExit, memoryMb: number): string {
+  if (exit.oomKilled) return `The agent exceeded its memory ceiling of ${memoryMb} MiB and was killed`;
+  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  return exit.stderrTail ? `The agent runtime ${how}: ${exit.stderrTail}` : `The agent runtime ${how} without a reply`;
+}
+
+export function createChatActivities(deps: ActivityDeps) {
+  const { knex, config, log } = deps;
+  const failed = (error: string, usage: RunUsage = NO_USAGE): Reply => ({ content: '', status: 'failed', error, usage });
+
+  return {
+    async chatTurn(sessionId: string, messageId: string): Promise<{ replyId: string }> {
+      const ctx = Context.current();
+      const session = (await knex('chat_sessions').where({ id: sessionId }).first()) as ChatSessionRow | undefined;
+      if (!session) throw ApplicationFailure.nonRetryable('The chat session no longer exists', 'ChatSessionGone');
+      const done = await knex('chat_messages').where({ session_id: sessionId, reply_to: messageId }).first('id');
+      if (done) return { replyId: done.id };
+      const asked = (await knex('chat_messages').where({ session_id: sessionId, id: messageId, role: 'user' }).first()) as ChatMessageRow | undefined;
+      if (!asked) throw ApplicationFailure.nonRetryable(`No message ${messageId} in the chat session`, 'ChatMessageGone');
+      // A retried turn is one whose worker was lost (or shut down): it starts over, until RUN_MAX_WORKER_LOSSES losses.
+      const losses = ctx.info.attempt - 1;
+      if (losses >= config.runMaxWorkerLosses) {
+        const why = `The turn lost its worker ${losses} times (each stopped responding for ${HEARTBEAT_TIMEOUT_SECONDS} s); RUN_MAX_WORKER_LOSSES is ${config.runMaxWorkerLosses}`;
+        return storeReply(knex, sessionId, messageId, failed(why));
+      }
+      const agent = await agentForRun(knex, session);
+      if (!agent) return storeReply(knex, sessionId, messageId, failed(`Version ${session.package_version} of the agent is no longer available`));
+      const model = await resolveModel(knex, config, session.org_id);
+      if (!model) {
+        return storeReply(
+          knex,
+          sessionId,
+          messageId,
+          failed('No model is configured: add one with POST /api/models (isDefault: true) or set MODEL_BASE_URL and MODEL_NAME'),
+        );
+      }
+      // The conversation so far: every completed message up to the one answered (failed replies are left out).
+      const history = (await knex('chat_messages')
+        .where({ session_id: sessionId, status: 'completed' })
+        .where('seq', '<=', asked.seq)
+        .orderBy('seq')
+        .select('role', 'content')) as Array<Pick<ChatMessageRow, 'role' | 'content'>>;
+      const conversation: ChatMessage[] = history.map((m) => ({ role: m.role, content: m.content }));
+      // Pins are the agent's memory for this person, as in their runs (activities/execute-agent.ts).
+      const pins = (
+        await knex('agent_memory').where({ package_id: agent.packageId, actor_key: `user:${session.user_id}`, kind: 'pin' }).orderBy('id').limit(50).select('content')
+      ).map((r) => r.content as string);
+      let dispatcher: Awaited<ReturnType<typeof modelDispatcher>>;
+      try {
+        dispatcher = await modelDispatcher(config, model);
+      } catch (err) {
+        return storeReply(knex, sessionId, messageId, failed(`The model cannot be called: ${(err as Error).message}`));
+      }
+      const sidecar = new ChatSidecar(
+        { messageId, system: systemPrompt(agent, pins, [], CHAT_FINISH), conversation, model },
+        { dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, log },
+      );
+      const limits = config.platformRunLimits;
+      let sandbox: ReturnType<typeof spawnSandbox>;
+      try {
+        await sidecar.listen();
+        sandbox = spawnSandbox({ name: messageId, nodeArgs: [RUNTIME_ENTRY], socketDir: sidecar.socketDir, memoryMb: limits.agent_memory_ceiling_mb, cpus: limits.agent_cpu_ceiling });
+      } catch (err) {
+        await sidecar.close().catch(() => undefined);
+        await dispatcher.close();
+        throw err;
+      }
+      if (sandbox.mode === 'process') log.warn({ sessionId }, 'bwrap is missing: the agent runs WITHOUT isolation (process mode)');
+      ctx.heartbeat({ modelCalls: 0 });
+      const beat = setInterval(() => ctx.heartbeat({ modelCalls: sidecar.modelCalls }), HEARTBEAT_EVERY_MS);
+      let timedOut = false;
+      const timer = setTimeout(() => {
+        timedOut = true;
+        sandbox.kill();
+      }, session.turn_timeout_seconds * 1000);
+      const onCancel = () => sandbox.kill();
+      // A draining worker stops the sandbox; the turn starts over on another worker.
+      let handedOver = false;
+      const onDrain = () => {
+        handedOver = true;
+        sandbox.kill();
+      };
+      ctx.cancellationSignal.addEventListener('abort', onCancel);
+      if (deps.draining?.aborted) onDrain();
+      else deps.draining?.addEventListener('abort', onDrain);
+      let exit: SandboxExit;
+      try {
+        exit = await sandbox.exited;
+      } finally {
+        clearInterval(beat);
+        clearTimeout(timer);
+        ctx.cancellationSignal.removeEventListener('abort', onCancel);
+        deps.draining?.removeEventListener('abort', onDrain);
+        await sidecar.close();
+        await dispatcher.close();
+      }
+      if (sidecar.reply !== undefined) {
+        return storeReply(knex, sessionId, messageId, { content: sidecar.reply, status: 'completed', error: null, usage: sidecar.usage });
+      }
+      if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The sandbox was stopped');
+      if (handedOver) throw ApplicationFailure.retryable('The worker is shutting down: the turn is handed over to another worker', 'WorkerDrain');
+      const reason = timedOut
+        ? `The reply took longer than the agent's timeout of ${session.turn_timeout_seconds} s`
+        : (sidecar.fatalError ?? exitReason(exit, limits.agent_memory_ceiling_mb));
+      return storeReply(knex, sessionId, messageId, failed(reason, sidecar.usage));
+    },
+
+    /** The turn could not finish (its activity failed for good): a failed reply says why. */
+    async failChatTurn(sessionId: string, messageId: string, reason: string): Promise<{ replyId: string }> {
+      return storeReply(knex, sessionId, messageId, failed(reason));
+    },
+  };
+}
