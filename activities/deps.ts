@@ -1,4 +1,5 @@
 // What activities are given by the worker that registers them.
+import type { Tracer } from '@opentelemetry/api';
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Config } from '../shared/config.ts';
@@ -15,4 +16,6 @@ export interface ActivityDeps {
   workflows: Client;
   /** Aborted when the worker starts draining (SIGTERM): running agents hand their runs over. */
   draining?: AbortSignal;
+  /** Spans of the work activities do themselves (the sidecar's model calls); absent = none. */
+  tracer?: Tracer;
 }

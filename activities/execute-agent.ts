@@ -132,7 +132,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     }
     const sidecar = new Sidecar(
       { run, agent, model, pins, actorKey: actorKey(run), apiIntegrations: apis, files: workspace.info },
-      { knex, log, journal, dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, mcp, delivery: config },
+      { knex, log, journal, dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, mcp, delivery: config, tracer: deps.tracer },
     );
     const limits = config.platformRunLimits;
     let sandbox: ReturnType<typeof spawnSandbox>;

@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { assertValid, userSchemaValidator } from '../shared/validation.ts';
 import { ProblemError } from '../shared/errors.ts';
 import { notifyRunEnded } from '../shared/notifications/create.ts';
+import { runDuration, runsEnded } from '../shared/observability/metrics.ts';
 import { notifyRunEvent } from '../shared/runs/events.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
 import { LIVE_STATUSES, type RunStatus } from '../shared/runs/model.ts';
@@ -70,6 +71,8 @@ export function createRunStateActivities(deps: ActivityDeps) {
         return ended;
       });
       if (!row) return (await knex('runs').where({ id: runId }).first()).status;
+      runsEnded.inc({ status: row.status });
+      if (run.started_at) runDuration.observe({ status: row.status }, Math.max(0, Date.now() - new Date(run.started_at).getTime()) / 1000);
       await appendRunLog(knex, runId, {
         level: final.status === 'success' ? 'info' : 'error',
         type: 'status',

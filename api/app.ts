@@ -2,6 +2,7 @@ import Koa from 'koa';
 import type { Config } from '../shared/config.ts';
 import { Discovery } from './discovery.ts';
 import { corsFor } from './middleware/cors.ts';
+import { metricsEndpoint, observe } from './middleware/observe.ts';
 import { problems } from './middleware/problems.ts';
 import { requestId } from './middleware/request-id.ts';
 import type { AppContext, RouteDef } from './route.ts';
@@ -28,6 +29,7 @@ export function createApp(services: Services, extraRoutes: RouteDef[] = []): Koa
   app.silent = true; // errors are logged by the problems middleware, once
   const router = buildRouter([...allRoutes(services.config), ...extraRoutes]);
   app.use(requestId as unknown as Koa.Middleware);
+  app.use(observe as unknown as Koa.Middleware); // spans and request metrics, with the final status
   app.use(async (ctx, next) => {
     const t0 = performance.now();
     await next();
@@ -39,6 +41,7 @@ export function createApp(services: Services, extraRoutes: RouteDef[] = []): Koa
   });
   app.use(problems as unknown as Koa.Middleware);
   app.use(corsFor(services.config.trustedOrigins));
+  app.use(metricsEndpoint as unknown as Koa.Middleware); // GET /metrics, outside the route table (not in OpenAPI)
   app.use(router.routes());
   app.use(allowedMethods());
   return app;

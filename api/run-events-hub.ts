@@ -150,6 +150,13 @@ export class RunEventsHub {
     return true;
   }
 
+  /** Long-polls waiting on this process. */
+  waitCount(): number {
+    let n = 0;
+    for (const count of this.waitsByCaller.values()) n += count;
+    return n;
+  }
+
   releaseWait(caller: string): void {
     const n = (this.waitsByCaller.get(caller) ?? 1) - 1;
     if (n <= 0) this.waitsByCaller.delete(caller);

@@ -2,10 +2,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import type { Config } from '../shared/config.ts';
 import { createKnex } from '../shared/db/knex.ts';
 import { fileStorage } from '../shared/files/storage.ts';
 import { createLogger, type Logger } from '../shared/log.ts';
+import { observeHub } from '../shared/observability/metrics.ts';
+import { createTracing, installTraceContext, type Tracing } from '../shared/observability/tracing.ts';
 import { temporalConnectionOptions } from '../shared/temporal-connection.ts';
 import { createApp } from './app.ts';
 import { RateLimiters } from './middleware/rate-limit.ts';
@@ -22,17 +25,30 @@ export interface ApiServer {
 
 export async function startApiServer(
   config: Config,
-  deps: { databaseUrl: string; temporalAddress: string; log?: Logger; extraRoutes?: RouteDef[] },
+  deps: {
+    databaseUrl: string;
+    temporalAddress: string;
+    log?: Logger;
+    extraRoutes?: RouteDef[];
+    /** Tracing to use (tests inject an in-memory exporter); otherwise OTLP when OTEL_EXPORTER_OTLP_ENDPOINT is set. */
+    tracing?: Tracing;
+  },
 ): Promise<ApiServer> {
   const log = deps.log ?? createLogger(config.logLevel, 'api');
   const knex = createKnex(deps.databaseUrl);
   const temporal = Connection.lazy(temporalConnectionOptions(config, deps.temporalAddress));
-  const workflows = new Client({ connection: temporal, namespace: config.temporalNamespace });
+  // Request ids (and, traced, trace ids) follow each request into its log lines.
+  installTraceContext();
+  const tracing = deps.tracing ?? createTracing({ serviceName: 'api', otlpEndpoint: config.otlpEndpoint });
+  // Traced, a workflow start carries the request's trace (and its request and run ids) in its headers.
+  const interceptors = tracing.enabled ? { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: tracing.tracer })] } : undefined;
+  const workflows = new Client({ connection: temporal, namespace: config.temporalNamespace, interceptors });
   const files = await fileStorage(config);
   const rateLimiters = new RateLimiters(config.redisUrl);
   const runEvents = new RunEventsHub(deps.databaseUrl, log, knex);
   await runEvents.start();
-  const app = createApp({ config, knex, log, temporal, workflows, rateLimiters, runEvents, files }, deps.extraRoutes);
+  const unobserve = observeHub(runEvents);
+  const app = createApp({ config, knex, log, temporal, workflows, rateLimiters, runEvents, files, tracing }, deps.extraRoutes);
   // 64 KiB of request line and headers, not Node's 16: the largest query a route publishes (the
   // OAuth callback's, about 12,000 characters, each up to 3 once percent-encoded) must fit.
   const server = http.createServer({ maxHeaderSize: 64 * 1024 }, app.callback());
@@ -52,7 +68,8 @@ export async function startApiServer(
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await Promise.allSettled([runEvents.close(), knex.destroy(), temporal.close(), rateLimiters.close()]);
+      unobserve();
+      await Promise.allSettled([runEvents.close(), knex.destroy(), temporal.close(), rateLimiters.close(), deps.tracing ? undefined : tracing.shutdown()]);
     },
   };
 }

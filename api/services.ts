@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../shared/config.ts';
 import type { FileStorage } from '../shared/files/storage.ts';
 import type { Logger } from '../shared/log.ts';
+import type { Tracing } from '../shared/observability/tracing.ts';
 import type { RateLimiters } from './middleware/rate-limit.ts';
 import type { RunEventsHub } from './run-events-hub.ts';
 
@@ -19,4 +20,6 @@ export interface Services {
   rateLimiters: RateLimiters;
   /** File bytes: the disk under DATA_DIR/files, or S3-compatible storage (shared/files/storage.ts). */
   files: FileStorage;
+  /** Request spans and the Temporal client's (shared/observability/tracing.ts); absent = off. */
+  tracing?: Tracing;
 }

@@ -277,6 +277,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     /** `npm start`: `file` writes API and worker output to `$DATA_DIR/logs/{api,worker}.log`; `json` leaves their JSON lines on stdout. */
     logFormat: oneOf(env, 'LOG_FORMAT', ['file', 'json'], 'file'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info'),
+    /** `GET /metrics` (API and worker) answers only `Authorization: Bearer <this>` when set; unset = open (DESIGN.md 8). */
+    metricsToken: env.METRICS_TOKEN || undefined,
+    /** The worker's own `GET /metrics` server (on HOST); unset = none, 0 = any free port. */
+    workerMetricsPort: env.WORKER_METRICS_PORT ? int(env, 'WORKER_METRICS_PORT', 0) : undefined,
+    /** OpenTelemetry traces over OTLP/HTTP when set (the standard OTEL_* variables apply); unset = off. */
+    otlpEndpoint: url(env, 'OTEL_EXPORTER_OTLP_ENDPOINT'),
     /** A run fails after losing this many workers (missed heartbeats); until then it resumes from its checkpoint on another worker. */
     runMaxWorkerLosses: int(env, 'RUN_MAX_WORKER_LOSSES', 3, 1),
     /** `false` stops journaling runs (a little less database work per step): a lost worker then fails its run. */

@@ -4,18 +4,33 @@ import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
 import { loadServiceConfig } from '../shared/config.ts';
 import { createKnex } from '../shared/db/knex.ts';
 import { createLogger } from '../shared/log.ts';
+import { freeLoopbackPort } from '../shared/observability/metrics.ts';
+import { createTracing } from '../shared/observability/tracing.ts';
 import { createServiceWorkers } from './service-workers.ts';
 
 const config = loadServiceConfig('worker');
 const log = createLogger(config.logLevel, 'worker');
 const sdkLevel: LogLevel = ({ trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN' } as const)[config.logLevel as 'info'] ?? 'ERROR';
+// With WORKER_METRICS_PORT, the SDK's own metrics (temporal_*: polls, task latencies, slots) are
+// exported by its core on a loopback port and appended to this worker's GET /metrics.
+const temporalMetricsPort = config.workerMetricsPort !== undefined ? await freeLoopbackPort() : undefined;
 Runtime.install({
   shutdownSignals: [], // ours below: shutting down drains first
+  ...(temporalMetricsPort ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${temporalMetricsPort}` } } } } : {}),
   // The SDK's own log lines go through pino like ours.
   logger: new DefaultLogger(sdkLevel, (entry) => log[entry.level === 'TRACE' ? 'trace' : (entry.level.toLowerCase() as 'info')]({ sdk: entry.meta }, entry.message)),
 });
 const knex = createKnex(config.databaseUrl);
-const service = await createServiceWorkers({ config, knex, log, temporalAddress: config.temporalAddress });
+const tracing = createTracing({ serviceName: 'worker', otlpEndpoint: config.otlpEndpoint });
+const service = await createServiceWorkers({
+  config,
+  knex,
+  log,
+  temporalAddress: config.temporalAddress,
+  tracing,
+  temporalMetricsUrl: temporalMetricsPort ? `http://127.0.0.1:${temporalMetricsPort}/metrics` : undefined,
+});
+if (service.metricsUrl) log.info({ url: service.metricsUrl }, 'worker metrics listening');
 log.info({ taskQueues: service.workers.map((w) => w.options.taskQueue) }, 'workers polling');
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
@@ -28,5 +43,6 @@ try {
 } finally {
   await service.close();
   await knex.destroy();
+  await tracing.shutdown(); // flushes the last spans
   log.info('worker stopped');
 }

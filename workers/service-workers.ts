@@ -18,9 +18,12 @@ import type { Config } from '../shared/config.ts';
 import { ensureFileSweepSchedule } from '../shared/files/sweep-schedule.ts';
 import { PLATFORM_TASK_QUEUE } from '../shared/events/publish.ts';
 import type { Logger } from '../shared/log.ts';
+import { type MetricsServer, startMetricsServer } from '../shared/observability/metrics.ts';
+import { NO_TRACING, type Tracing } from '../shared/observability/tracing.ts';
 import { fileStorage } from '../shared/files/storage.ts';
 import { AGENT_RUNS_TASK_QUEUE } from '../shared/runs/launch.ts';
 import { temporalConnectionOptions } from '../shared/temporal-connection.ts';
+import { TracingPlugin, tracingClientInterceptors } from './tracing.ts';
 import { workflowEntry } from './workflow-entry.ts';
 
 export { WORKFLOWS_PATH } from './workflow-entry.ts';
@@ -32,6 +35,8 @@ export interface ServiceWorkers {
   /** Stops polling, hands running agents over to other workers, lets short activities finish (10 s grace). */
   shutdown(): void;
   close(): Promise<void>;
+  /** `GET /metrics` of this worker when WORKER_METRICS_PORT is set. */
+  metricsUrl?: string;
 }
 
 export async function createServiceWorkers(opts: {
@@ -41,15 +46,21 @@ export async function createServiceWorkers(opts: {
   temporalAddress: string;
   /** A prebuilt bundle (tests build one and share it); otherwise bundled at start. */
   workflowBundle?: WorkflowBundle;
+  /** Traces (workers/tracing.ts); off by default. A prebuilt bundle must then include WORKFLOW_TRACING_MODULE. */
+  tracing?: Tracing;
+  /** The Temporal SDK's own Prometheus endpoint, appended to this worker's `GET /metrics` (workers/main.ts). */
+  temporalMetricsUrl?: string;
 }): Promise<ServiceWorkers> {
   const { config, knex, log } = opts;
   const options = temporalConnectionOptions(config, opts.temporalAddress);
-  const connection = await NativeConnection.connect(options as never);
+  const tracing = opts.tracing ?? NO_TRACING;
+  // Traced, the plugin reaches every worker made with this connection.
+  const connection = await NativeConnection.connect({ ...options, plugins: tracing.enabled ? [new TracingPlugin(tracing)] : [] } as never);
   const clientConnection = await Connection.connect(options);
-  const workflows = new Client({ connection: clientConnection, namespace: config.temporalNamespace });
+  const workflows = new Client({ connection: clientConnection, namespace: config.temporalNamespace, interceptors: tracingClientInterceptors(tracing) });
   // Shutting down drains: agents running here hand their runs over before the workers stop.
   const drain = new AbortController();
-  const deps = { config, knex, log, workflows, files: await fileStorage(config), draining: drain.signal };
+  const deps = { config, knex, log, workflows, files: await fileStorage(config), draining: drain.signal, tracer: tracing.enabled ? tracing.tracer : undefined };
   const bundle = opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowEntry(config.modules) };
   const common = { connection, namespace: config.temporalNamespace, ...bundle, shutdownGraceTime: '10 seconds' } as const;
   const workers = [
@@ -78,6 +89,16 @@ export async function createServiceWorkers(opts: {
   ];
   // File expiry (DESIGN.md 7): the hourly sweep's Temporal Schedule, created or brought up to date.
   await ensureFileSweepSchedule(workflows, config);
+  let metrics: MetricsServer | undefined;
+  if (config.workerMetricsPort !== undefined) {
+    metrics = await startMetricsServer({
+      port: config.workerMetricsPort,
+      host: config.host,
+      token: config.metricsToken,
+      temporalMetricsUrl: opts.temporalMetricsUrl,
+      publicUrl: config.publicUrl,
+    });
+  }
   return {
     workers,
     run: async () => {
@@ -87,7 +108,9 @@ export async function createServiceWorkers(opts: {
       drain.abort();
       for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
     },
+    metricsUrl: metrics?.url,
     close: async () => {
+      await metrics?.close();
       await connection.close();
       await clientConnection.close();
     },

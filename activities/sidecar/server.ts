@@ -5,6 +5,7 @@ import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { context, type Tracer } from '@opentelemetry/api';
 import type { Knex } from 'knex';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../shared/log.ts';
@@ -20,6 +21,8 @@ import { FILE_TOOL_NAMES, fileToolsOf } from './file-tools.ts';
 import { JournalMismatch, type RunJournal } from './journal.ts';
 import type { McpTools } from './mcp-tools.ts';
 import { type ChatMessage, type Completion, complete, ModelCallError, type ToolDef } from './providers.ts';
+import { sandboxStart } from '../../shared/observability/metrics.ts';
+import { inSpan } from '../../shared/observability/context.ts';
 
 export interface SidecarState {
   output?: { value: unknown };
@@ -46,6 +49,8 @@ export interface SidecarDeps {
   mcp?: McpTools;
   /** What `api_call` needs of the worker's config (the secrets key stays in the worker). */
   delivery?: ApiCallContext['config'];
+  /** Model call spans, children of the executeAgent activity's span (the context the sidecar was made in). */
+  tracer?: Tracer;
 }
 
 export interface SidecarRun {
@@ -184,6 +189,10 @@ export class Sidecar {
   /** Model and tool steps one after the other: the journal's order is the runtime's. */
   private steps: Promise<unknown> = Promise.resolve();
   private readonly handling = new Set<Promise<void>>();
+  /** The trace context it was made in (executeAgent's): its requests arrive outside it. */
+  private readonly traceContext = context.active();
+  /** When it began listening for the sandbox, until the runtime's first request (agent_sandbox_start_seconds). */
+  private listeningAt?: number;
 
   constructor(spec: SidecarRun, deps: SidecarDeps) {
     this.spec = spec;
@@ -210,6 +219,7 @@ export class Sidecar {
 
   async listen(): Promise<void> {
     await listenForSandbox(this.server, this.socketDir);
+    this.listeningAt = performance.now();
   }
 
   async close(): Promise<void> {
@@ -227,6 +237,10 @@ export class Sidecar {
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
     const { run, agent, pins } = this.spec;
     const url = req.url ?? '/';
+    if (this.listeningAt !== undefined) {
+      sandboxStart.observe((performance.now() - this.listeningAt) / 1000);
+      this.listeningAt = undefined;
+    }
     if (req.method === 'GET' && url === '/v1/run') {
       const files = this.tools.filter((t) => (FILE_TOOL_NAMES as readonly string[]).includes(t.name));
       return send(res, 200, {
@@ -258,7 +272,10 @@ export class Sidecar {
     const replayed = this.deps.journal.replay('model', model.model, messages);
     if (replayed) return [200, replayed.response];
     try {
-      const completion = await complete(model, messages, this.tools, this.deps.dispatcher, this.abort.signal);
+      const call = () => complete(model, messages, this.tools, this.deps.dispatcher, this.abort.signal);
+      const attributes = { 'run.id': run.id, 'gen_ai.request.model': model.model, 'gen_ai.system': model.provider };
+      const tracer = this.deps.tracer;
+      const completion = tracer ? await inSpan(tracer, 'model call', attributes, call, this.traceContext) : await call();
       this.state.modelCalls++;
       const usage = this.state.usage;
       addUsage(usage, completion.usage, model);

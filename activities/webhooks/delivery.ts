@@ -4,6 +4,7 @@
 import { request } from 'undici';
 import { checkDestination, EgressError, egressDispatcher } from '../../shared/egress.ts';
 import { newId } from '../../shared/ids.ts';
+import { webhookAttempts } from '../../shared/observability/metrics.ts';
 import { decryptSecret } from '../../shared/secrets.ts';
 import { envelopeBody, type StoredEvent } from '../../shared/webhooks/payload.ts';
 import { signedHeaders } from '../../shared/webhooks/signature.ts';
@@ -40,7 +41,7 @@ export function createWebhookDeliveryActivity(deps: Omit<ActivityDeps, 'files'>)
       .ignore();
   }
 
-  return {
+  const attempts = {
     async deliverWebhookAttempt(input: { eventId: string; webhookId: string; attempt: number }): Promise<AttemptOutcome> {
       const hook = await knex('webhooks').where({ id: input.webhookId }).first();
       const event = (await knex('events').where({ id: input.eventId }).first()) as StoredEvent | undefined;
@@ -85,6 +86,17 @@ export function createWebhookDeliveryActivity(deps: Omit<ActivityDeps, 'files'>)
         // A name that now resolves to a private address is a permanent refusal (SPEC 6.3.6).
         return blocked ? 'permanent' : 'retry';
       }
+    },
+  };
+  // Counted by outcome (webhook_delivery_attempts_total); `error`: the attempt itself failed (Temporal retries it).
+  return {
+    async deliverWebhookAttempt(input: { eventId: string; webhookId: string; attempt: number }): Promise<AttemptOutcome> {
+      const outcome = await attempts.deliverWebhookAttempt(input).catch((err: unknown) => {
+        webhookAttempts.inc({ outcome: 'error' });
+        throw err;
+      });
+      webhookAttempts.inc({ outcome });
+      return outcome;
     },
   };
 }

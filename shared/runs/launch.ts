@@ -6,6 +6,8 @@ import type { Knex } from 'knex';
 import type { PlatformRunLimits } from '../config.ts';
 import { problem } from '../errors.ts';
 import { newId } from '../ids.ts';
+import { runsLaunched } from '../observability/metrics.ts';
+import { withRunId } from '../observability/context.ts';
 import { type InputFile, insertInputFiles } from '../files/run-inputs.ts';
 import type { ResolvedAgent } from '../packages/resolve-agent.ts';
 import { effectiveTimeoutSeconds } from '../packages/timeout.ts';
@@ -105,7 +107,8 @@ export async function startRunWorkflow(knex: Knex, workflows: Client, run: RunRo
   try {
     // A remote run's workflow keeps its sink's deadline instead of running a sandbox.
     const remote = run.executor === 'remote';
-    await workflows.workflow.start(remote ? 'remoteRun' : 'runAgent', {
+    // Traced, the run id rides along (baggage) into the workflow's and its activities' spans.
+    await withRunId(run.id, () => workflows.workflow.start(remote ? 'remoteRun' : 'runAgent', {
       taskQueue: AGENT_RUNS_TASK_QUEUE,
       workflowId: run.id,
       args: [{ runId: run.id, timeoutSeconds: run.timeout_seconds, ...(remote ? { sinkExpiresAt: run.sink_expires_at!.toISOString() } : {}) }],
@@ -115,8 +118,10 @@ export async function startRunWorkflow(knex: Knex, workflows: Client, run: RunRo
         { key: PackageIdKey, value: agent.fullName },
         { key: RunStatusKey, value: 'pending' },
       ],
-    });
+    }));
+    runsLaunched.inc({ executor: run.executor, outcome: 'started' });
   } catch (err) {
+    runsLaunched.inc({ executor: run.executor, outcome: 'queue_failed' });
     const [row] = await knex('runs')
       .where({ id: run.id, status: 'pending' })
       .update({ status: 'failed', error: `The run could not be queued: ${(err as Error).message}`, finished_at: knex.fn.now() })

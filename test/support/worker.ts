@@ -49,6 +49,8 @@ export async function startTestWorker(env: Record<string, string> = {}, log?: Lo
   });
   const running = service.run();
   return {
+    /** `GET /metrics` of the worker when WORKER_METRICS_PORT is in `env`. */
+    metricsUrl: service.metricsUrl,
     async stop() {
       service.shutdown();
       await running;
