@@ -6,7 +6,7 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import type { Knex } from 'knex';
 import { modelDispatcher } from '../shared/models/outbound.ts';
 import { resolveModel } from '../shared/models/resolve.ts';
-import { HEARTBEAT_TIMEOUT_SECONDS } from '../shared/runs/attempts.ts';
+import { HEARTBEAT_TIMEOUT_SECONDS, SANDBOX_STARTED_SIGNAL } from '../shared/runs/attempts.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
 import type { RunRow } from '../shared/runs/model.ts';
 import type { ActivityDeps } from './deps.ts';
@@ -86,6 +86,19 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     },
   };
 
+  /**
+   * Tells runAgent the run holds a slot, so it marks the run `running` and starts its timeout.
+   * Without it the run would have no timeout until the agent ends: failing it fails the attempt
+   * before any sandbox starts (Temporal's client already retries transient errors).
+   */
+  async function announceStart(runId: string): Promise<void> {
+    try {
+      await deps.workflows.workflow.getHandle(runId).signal(SANDBOX_STARTED_SIGNAL);
+    } catch (err) {
+      throw failure(`The run could not be marked as started: ${(err as Error).message}`);
+    }
+  }
+
   /** What the agent wrote becomes files of the run; a storage failure is logged, the run's result stands. */
   async function keepOutputFiles(run: RunRow, outputDir: string): Promise<void> {
     try {
@@ -107,6 +120,11 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     if (!model) {
       throw failure('No model is configured: add one with POST /api/models (isDefault: true) or set MODEL_BASE_URL and MODEL_NAME', 'NoModel');
     }
+    // This attempt holds a worker slot: the run is `running` from now on (runAgent waits for this;
+    // every attempt says so, in case an earlier one was lost before it could). Sent alongside the
+    // preparation below, and awaited before the sandbox starts.
+    const announced = announceStart(runId);
+    announced.catch(() => undefined); // awaited below; a failure before then is not unhandled
     const journal = await RunJournal.load(knex, runId, attempt, config.runCheckpoints);
     await beginAttempt(knex, runId, attempt, config, journal);
     const pins = (
@@ -137,6 +155,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     const limits = config.platformRunLimits;
     let sandbox: ReturnType<typeof spawnSandbox>;
     try {
+      await announced;
       await sidecar.listen();
       sandbox = spawnSandbox({
         name: run.id,

@@ -1,6 +1,7 @@
 // Every environment variable the service reads is read here, validated once at boot, and
 // documented in the README's configuration table. Anything invalid stops the boot with a
 // message that names the variable (and the key, for the JSON settings).
+import os from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import { type ModuleName, OPTIONAL_MODULES } from './modules.ts';
@@ -213,6 +214,7 @@ function s3Settings(env: NodeJS.ProcessEnv) {
 }
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
+  const platformRunLimits = parseJsonSetting('PLATFORM_RUN_LIMITS', env.PLATFORM_RUN_LIMITS) as PlatformRunLimits;
   const port = int(env, 'PORT', 3000);
   const trustedOrigins = list(env, 'TRUSTED_ORIGINS');
   for (const o of trustedOrigins) {
@@ -295,7 +297,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     fileSweepIntervalSeconds: int(env, 'FILE_SWEEP_INTERVAL_SECONDS', 3600, 1),
     /** S3-compatible object storage for files (all of endpoint, bucket and keys); unset = `$DATA_DIR/files`. */
     s3: s3Settings(env),
-    platformRunLimits: parseJsonSetting('PLATFORM_RUN_LIMITS', env.PLATFORM_RUN_LIMITS) as PlatformRunLimits,
+    platformRunLimits,
+    /**
+     * Agent runs one worker executes at once (DESIGN.md 8): by default as many sandboxes as the
+     * machine's memory holds at `agent_memory_ceiling_mb`, at least one. Runs beyond wait `pending`.
+     */
+    workerMaxConcurrentRuns: int(env, 'WORKER_MAX_CONCURRENT_RUNS', Math.max(1, Math.floor(os.totalmem() / (platformRunLimits.agent_memory_ceiling_mb * 1024 * 1024))), 1),
     inlineRunLimits: parseJsonSetting('INLINE_RUN_LIMITS', env.INLINE_RUN_LIMITS) as InlineRunLimits,
     llmProxyLimits: parseJsonSetting('LLM_PROXY_LIMITS', env.LLM_PROXY_LIMITS) as LlmProxyLimits,
     credentialProxyLimits: parseJsonSetting('CREDENTIAL_PROXY_LIMITS', env.CREDENTIAL_PROXY_LIMITS) as CredentialProxyLimits,

@@ -15,6 +15,18 @@ export interface TemporalDevServer {
   stop(): Promise<void>;
 }
 
+/**
+ * Dynamic config that turns on task-queue fairness keys (the new matcher carries them). One
+ * partition per queue: fairness holds within a partition, and a single dev server has no load
+ * to spread (a cluster keeps its partitions and gets fairness approximately).
+ */
+export const FAIRNESS_DYNAMIC_CONFIG = [
+  'matching.useNewMatcher=true',
+  'matching.enableFairness=true',
+  'matching.numTaskqueueReadPartitions=1',
+  'matching.numTaskqueueWritePartitions=1',
+];
+
 export async function startTemporalDevServer(opts: {
   cliPath?: string;
   preferredPort: number;
@@ -37,6 +49,9 @@ export async function startTemporalDevServer(opts: {
   if (opts.ui) args.push('--ui-port', String(uiPort), '--ui-disable-news-fetch');
   else args.push('--headless');
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  // Task-queue fairness (runs waiting for sandbox slots are dispatched per organization): off by
+  // default in Temporal 1.29+, so the dev server turns it on; a real cluster sets the same keys.
+  for (const setting of FAIRNESS_DYNAMIC_CONFIG) args.push('--dynamic-config-value', setting);
 
   const out = opts.logFile ? fs.openSync(opts.logFile, 'a') : 'ignore';
   // Own process group: a Ctrl-C meant for the launcher does not stop Temporal under live workers.

@@ -1,9 +1,11 @@
-// The service's workers: `agent-runs` (runAgent, remoteRun, scheduledRun ticks and the run
-// activities) and `platform` (webhook deliveries, inline-package purges, connect logins, the file
-// expiry sweep), sharing one connection, one bundle and injected resources.
+// The service's workers: `agent-sandboxes` (executeAgent, one slot per sandbox), `agent-runs`
+// (runAgent, remoteRun, scheduledRun ticks, chat turns and the run activities) and `platform`
+// (webhook deliveries, inline-package purges, connect logins, the file expiry sweep, bulk run
+// jobs), sharing one connection, one bundle and injected resources.
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { Knex } from 'knex';
+import { createChatActivities } from '../activities/chat/turn.ts';
 import { createBulkRunsActivities } from '../activities/bulk-runs.ts';
 import { createConnectLoginActivity } from '../activities/connect-login.ts';
 import { createOAuth2Activities } from '../activities/oauth2.ts';
@@ -21,6 +23,7 @@ import type { Logger } from '../shared/log.ts';
 import { type MetricsServer, startMetricsServer } from '../shared/observability/metrics.ts';
 import { NO_TRACING, type Tracing } from '../shared/observability/tracing.ts';
 import { fileStorage } from '../shared/files/storage.ts';
+import { AGENT_SANDBOX_TASK_QUEUE } from '../shared/runs/attempts.ts';
 import { AGENT_RUNS_TASK_QUEUE } from '../shared/runs/launch.ts';
 import { temporalConnectionOptions } from '../shared/temporal-connection.ts';
 import { TracingPlugin, tracingClientInterceptors } from './tracing.ts';
@@ -64,14 +67,24 @@ export async function createServiceWorkers(opts: {
   const bundle = opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowEntry(config.modules) };
   const common = { connection, namespace: config.temporalNamespace, ...bundle, shutdownGraceTime: '10 seconds' } as const;
   const workers = [
+    // Sandboxes: WORKER_MAX_CONCURRENT_RUNS slots. Runs beyond wait `pending` in the queue, where
+    // Temporal's fairness (the run's organization as fairness key) orders them across tenants.
+    await Worker.create({
+      connection,
+      namespace: config.temporalNamespace,
+      shutdownGraceTime: '10 seconds',
+      taskQueue: AGENT_SANDBOX_TASK_QUEUE,
+      maxConcurrentActivityTaskExecutions: config.workerMaxConcurrentRuns,
+      activities: createExecuteAgentActivity(deps),
+    }),
     await Worker.create({
       ...common,
       taskQueue: AGENT_RUNS_TASK_QUEUE,
       activities: {
         ...createRunStateActivities(deps),
         ...createPublishRunEventActivity(deps),
-        ...createExecuteAgentActivity(deps),
         ...createScheduledTickActivities(deps),
+        ...(config.modules.has('chat') ? createChatActivities(deps) : {}),
       },
     }),
     await Worker.create({

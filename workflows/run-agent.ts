@@ -1,12 +1,17 @@
-// runAgent (DESIGN.md sections 2 and 8): markRunRunning -> executeAgent raced against a durable
-// timer of the clamped timeout -> finalizeRun in a non-cancellable scope. Cancelling the workflow
-// cancels the run; a lost worker shows up as a missed heartbeat, and the retried attempt resumes
-// the run from its journal on another worker (shared/runs/attempts.ts).
+// runAgent (DESIGN.md sections 2 and 8): executeAgent is scheduled on the sandbox queue and the
+// run stays `pending` until a worker slot takes it (its `sandboxStarted` signal); then
+// markRunRunning, and executeAgent raced against a durable timer of the clamped timeout ->
+// finalizeRun in a non-cancellable scope. Cancelling the workflow cancels the run, waiting or
+// not; a lost worker shows up as a missed heartbeat, and the retried attempt resumes the run from
+// its journal on another worker (shared/runs/attempts.ts).
 import {
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
+  condition,
+  defineSignal,
   isCancellation,
+  setHandler,
   proxyActivities,
   sleep,
   TimeoutFailure,
@@ -14,7 +19,7 @@ import {
 } from '@temporalio/workflow';
 import type { createExecuteAgentActivity } from '../activities/execute-agent.ts';
 import type { RunOutcome } from '../activities/run-state.ts';
-import { EXECUTE_AGENT_RETRY, HEARTBEAT_TIMEOUT_SECONDS } from '../shared/runs/attempts.ts';
+import { AGENT_SANDBOX_TASK_QUEUE, EXECUTE_AGENT_RETRY, HEARTBEAT_TIMEOUT_SECONDS, SANDBOX_STARTED_SIGNAL } from '../shared/runs/attempts.ts';
 import { finalize, markStarted } from './run-lifecycle.ts';
 
 type ExecActivities = ReturnType<typeof createExecuteAgentActivity>;
@@ -22,6 +27,8 @@ type ExecActivities = ReturnType<typeof createExecuteAgentActivity>;
 export interface RunAgentInput {
   runId: string;
   timeoutSeconds: number;
+  /** The run's organization: the fairness key of its sandbox slot (runs launched before it was passed have none). */
+  orgId?: string;
 }
 
 function describe(err: unknown): string {
@@ -35,8 +42,16 @@ function describe(err: unknown): string {
   return (err as Error).message ?? String(err);
 }
 
+export const sandboxStarted = defineSignal(SANDBOX_STARTED_SIGNAL);
+
 export async function runAgent(input: RunAgentInput): Promise<string> {
+  let started = false;
+  setHandler(sandboxStarted, () => {
+    started = true;
+  });
   const exec = proxyActivities<ExecActivities>({
+    taskQueue: AGENT_SANDBOX_TASK_QUEUE,
+    ...(input.orgId ? { priority: { fairnessKey: input.orgId } } : {}),
     startToCloseTimeout: `${input.timeoutSeconds + 120} seconds`,
     heartbeatTimeout: `${HEARTBEAT_TIMEOUT_SECONDS} seconds`,
     retry: EXECUTE_AGENT_RETRY,
@@ -46,10 +61,17 @@ export async function runAgent(input: RunAgentInput): Promise<string> {
   let outcome: RunOutcome;
   let result: Promise<unknown> | undefined;
   try {
-    await markStarted(input.runId);
     const execution = new CancellationScope();
     const running = execution.run(() => exec.executeAgent(input.runId));
     result = running;
+    // Pending until a slot takes the run (or until the attempt ends, when it fails before saying so).
+    let settled = false;
+    const settle = () => {
+      settled = true;
+    };
+    running.then(settle, settle);
+    await condition(() => started || settled);
+    await markStarted(input.runId);
     const winner = await Promise.race([
       running.then((r) => ({ kind: 'done' as const, output: r.output })),
       sleep(input.timeoutSeconds * 1000).then(() => ({ kind: 'timeout' as const })),

@@ -111,7 +111,10 @@ export async function startRunWorkflow(knex: Knex, workflows: Client, run: RunRo
     await withRunId(run.id, () => workflows.workflow.start(remote ? 'remoteRun' : 'runAgent', {
       taskQueue: AGENT_RUNS_TASK_QUEUE,
       workflowId: run.id,
-      args: [{ runId: run.id, timeoutSeconds: run.timeout_seconds, ...(remote ? { sinkExpiresAt: run.sink_expires_at!.toISOString() } : {}) }],
+      // Its activities inherit the key: when runs wait for sandbox slots, each organization gets
+      // its share of them in turn instead of queueing behind another's burst (DESIGN.md 8).
+      priority: { fairnessKey: run.org_id },
+      args: [{ runId: run.id, timeoutSeconds: run.timeout_seconds, orgId: run.org_id, ...(remote ? { sinkExpiresAt: run.sink_expires_at!.toISOString() } : {}) }],
       typedSearchAttributes: [
         { key: OrgIdKey, value: run.org_id },
         { key: SpaceIdKey, value: run.space_id },
