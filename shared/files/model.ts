@@ -2,7 +2,7 @@
 // against ORG_STORAGE_QUOTA_BYTES. The API serves files; the worker writes a run's input and
 // output files (activities/run-files.ts).
 import type { Knex } from 'knex';
-import type { OwnerColumns } from '../runs/model.ts';
+import { type OwnerColumns, runDto, runSchema } from '../runs/model.ts';
 
 export interface FileRow extends OwnerColumns {
   id: string;
@@ -71,6 +71,20 @@ export const runFileSchema = {
 export function filesOfRun(knex: Knex, runId: string): Promise<FileRow[]> {
   return knex<FileRow>('files').where({ run_id: runId }).orderBy([{ column: 'origin' }, { column: 'name' }, { column: 'id' }]);
 }
+
+/** One run as a single-run read shows it (GET /api/runs/{id}, MCP `get_run`): with its files. SSE frames carry the run alone. */
+export async function runWithFiles(knex: Knex, run: Parameters<typeof runDto>[0]) {
+  return { ...runDto(run), files: (await filesOfRun(knex, run.id)).map(runFileDto) };
+}
+
+export const runWithFilesSchema = {
+  ...runSchema,
+  required: [...runSchema.required, 'files'],
+  properties: {
+    ...runSchema.properties,
+    files: { type: 'array', items: runFileSchema, description: 'Its input files, then the files it wrote (read their bytes at /api/files/{id}/content)' },
+  },
+};
 
 /**
  * Bytes the organization holds: its files (bytes shared by several file rows counted once) and

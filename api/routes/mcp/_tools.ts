@@ -2,9 +2,8 @@
 // operation it mirrors, called through the same functions, in the caller's space and with the
 // caller's permissions: `mcp:read` or `mcp:invoke`, and the permission of that operation.
 import type { ValidateFunction } from 'ajv';
-import { filesOfRun, runFileDto } from '../../../shared/files/model.ts';
+import { runWithFiles } from '../../../shared/files/model.ts';
 import type { Scope } from '../../../shared/permissions.ts';
-import { runDto } from '../../../shared/runs/model.ts';
 import { assertValid, bodyAjv } from '../../../shared/validation.ts';
 import { problem } from '../../../shared/errors.ts';
 import type { AppContext, JsonSchema } from '../../route.ts';
@@ -28,11 +27,6 @@ export interface McpTool {
 
 const RUN_ID = { type: 'string', minLength: 1, description: 'The run id (`run_...`)' } as const;
 const AGENT_ID = /^(@[a-z0-9][a-z0-9-]*)\/([a-z0-9][a-z0-9-]*)$/;
-
-/** The run as GET /api/runs/{id} shows it: with its files. */
-async function runWithFiles(ctx: AppContext, run: Awaited<ReturnType<typeof findVisibleRun>>) {
-  return { ...runDto(run), files: (await filesOfRun(ctx.services.knex, run.id)).map(runFileDto) };
-}
 
 export const TOOLS: readonly McpTool[] = [
   {
@@ -76,7 +70,7 @@ export const TOOLS: readonly McpTool[] = [
       const { agent, input, files } = await launchable(ctx, scope, name, args.version, args.input);
       const connections = await launchConnections(ctx, agent, args.connections);
       const launched = await launchFromRequest(ctx, { agent, input, files, connections });
-      return runWithFiles(ctx, await waitForRun(ctx, await findVisibleRun(ctx, launched.id), MAX_WAIT_SECONDS, 'agents:run'));
+      return runWithFiles(ctx.services.knex, await waitForRun(ctx, await findVisibleRun(ctx, launched.id), MAX_WAIT_SECONDS, 'agents:run'));
     },
   },
   {
@@ -95,7 +89,7 @@ export const TOOLS: readonly McpTool[] = [
     },
     annotations: { readOnlyHint: true, openWorldHint: false },
     async call(ctx, args: { run_id: string; wait: number }) {
-      return runWithFiles(ctx, await waitForRun(ctx, await findVisibleRun(ctx, args.run_id), args.wait));
+      return runWithFiles(ctx.services.knex, await waitForRun(ctx, await findVisibleRun(ctx, args.run_id), args.wait));
     },
   },
   {

@@ -1,5 +1,4 @@
-import { runDto, runSchema } from '../../../shared/runs/model.ts';
-import { filesOfRun, runFileDto, runFileSchema } from '../../../shared/files/model.ts';
+import { runWithFiles, runWithFilesSchema } from '../../../shared/files/model.ts';
 import { defineRoute } from '../../route.ts';
 import { findVisibleRun, runIdParam } from './_visible.ts';
 import { MAX_WAIT_SECONDS, waitForRun } from './_wait.ts';
@@ -24,21 +23,9 @@ export default defineRoute<unknown, { wait?: string }, { id: string }>({
   scope: 'runs:read',
   params: runIdParam,
   query: { type: 'object', properties: { wait: { type: 'string', pattern: '^(true|false|[0-9]+(\\.[0-9]+)?)$' } } },
-  responses: {
-    200: {
-      description: 'The run, with its files',
-      schema: {
-        ...runSchema,
-        required: [...runSchema.required, 'files'],
-        properties: {
-          ...runSchema.properties,
-          files: { type: 'array', items: runFileSchema, description: 'Its input files, then the files it wrote (read their bytes at /api/files/{id}/content)' },
-        },
-      },
-    },
-  },
+  responses: { 200: { description: 'The run, with its files', schema: runWithFilesSchema } },
   async handler(ctx, { params, query }) {
     const run = await waitForRun(ctx, await findVisibleRun(ctx, params.id), waitSeconds(query.wait));
-    ctx.body = { ...runDto(run), files: (await filesOfRun(ctx.services.knex, run.id)).map(runFileDto) };
+    ctx.body = await runWithFiles(ctx.services.knex, run);
   },
 });
