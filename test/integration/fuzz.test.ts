@@ -15,9 +15,12 @@
 //   well-formed requests that only the server can judge: 400 unknown pagination cursor, 422
 //   idempotency_conflict (a drawn Idempotency-Key reused with another body), 400 inline-run
 //   manifest semantics and INLINE_RUN_LIMITS, 400 unresolvable model base URL, 400 cron
-//   expression, 400 reset token unknown or used, 400 invalid_archive, 410 connect_link_gone,
-//   400 on the OIDC protocol endpoints and pages (RFC 6749 / 8628 errors for unknown clients,
-//   codes, tokens or interactions).
+//   expression, 400 reset token unknown or used, 400 invalid_archive (import and import-bundle),
+//   410 connect_link_gone, 400 on the OIDC protocol endpoints and pages (RFC 6749 / 8628 errors
+//   for unknown clients, codes, tokens or interactions), 413 and 410 on uploads, 416 and 415 on
+//   files, 400 a bulk run filter whose createdBefore is not after createdAfter.
+// - not_a_server_error accepts 502 where the documented upstream is on the internet, which this
+//   machine does not reach: OpenRouter's model list and GitHub imports.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';

@@ -6,9 +6,11 @@ import { TOOLS } from './_tools.ts';
 
 const jsonRpcId = { type: ['string', 'integer'], description: 'Request id, echoed by its response' };
 
+// What a client sends: requests and notifications (a stateless server sends no requests of its
+// own, so no client responses are expected).
 const jsonRpcMessage = {
   type: 'object',
-  required: ['jsonrpc'],
+  required: ['jsonrpc', 'method'],
   properties: {
     jsonrpc: { const: '2.0' },
     id: jsonRpcId,
