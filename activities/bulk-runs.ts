@@ -1,7 +1,6 @@
 // Bulk run jobs (shared/runs/bulk.ts): the snapshot of the filter, one page of runs at a time,
 // and the end. Each is idempotent: items are marked once handled, counters are recounted from
 // the items, a replay's new run has an id derived from job and run (a retried page resumes it).
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { ProblemError } from '../shared/errors.ts';
 import { resolveInputFiles } from '../shared/files/run-inputs.ts';
 import { requireConnections } from '../shared/integrations/readiness.ts';
@@ -16,7 +15,7 @@ import {
   replayRunId,
 } from '../shared/runs/bulk.ts';
 import { requestRunCancel } from '../shared/runs/cancel.ts';
-import { admitRun, startRunWorkflow } from '../shared/runs/launch.ts';
+import { admitRun, ensureRunWorkflow, startRunWorkflow } from '../shared/runs/launch.ts';
 import { isTerminal, type OwnerColumns, RUN_SELECT, type RunRow } from '../shared/runs/model.ts';
 import { canReadRun, runsVisibleTo } from '../shared/runs/visibility.ts';
 import { runInput } from '../shared/validation.ts';
@@ -51,16 +50,6 @@ export function createBulkRunsActivities(deps: Pick<ActivityDeps, 'knex' | 'work
     return knex('bulk_jobs').where({ id: jobId }).first();
   }
 
-  async function workflowExists(id: string): Promise<boolean> {
-    try {
-      await workflows.workflow.getHandle(id).describe();
-      return true;
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
-      throw err;
-    }
-  }
-
   async function cancelOne(run: RunRow): Promise<ItemOutcome> {
     if (isTerminal(run.status)) return { status: 'skipped', code: 'run_not_cancellable', detail: `The run already ended ${run.status}` };
     await requestRunCancel(knex, workflows, run);
@@ -72,10 +61,7 @@ export function createBulkRunsActivities(deps: Pick<ActivityDeps, 'knex' | 'work
     const existing = (await knex('runs').where({ id }).first()) as RunRow | undefined;
     if (existing) {
       // A page retried after the run was written: only a pending run may still need its workflow.
-      if (existing.status === 'pending' && !(await workflowExists(id))) {
-        const agent = await agentForRun(knex, existing);
-        if (agent) await startRunWorkflow(knex, workflows, existing, agent);
-      }
+      await ensureRunWorkflow(knex, workflows, existing);
       return { status: 'succeeded', newRunId: id };
     }
     if (run.executor === 'remote') return { status: 'failed', code: 'invalid_request', detail: 'A remote run is replayed by its runner, not here' };

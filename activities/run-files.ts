@@ -8,8 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { lookup } from 'mime-types';
-import { fileExpiresAt } from '../shared/files/expiry.ts';
-import { type FileRow, orgBytesInUse } from '../shared/files/model.ts';
+import { type FileRow, orgBytesInUse, runFileColumns } from '../shared/files/model.ts';
 import type { FileStorage } from '../shared/files/storage.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
 import type { RunRow } from '../shared/runs/model.ts';
@@ -154,20 +153,12 @@ export async function collectOutputFiles(
       const [row] = await trx('files')
         .insert({
           id: newId('file'),
-          org_id: run.org_id,
-          space_id: run.space_id,
-          actor_type: run.actor_type,
-          actor_id: run.actor_id,
-          user_id: run.user_id,
-          end_user_id: run.end_user_id,
-          run_id: run.id,
-          origin: 'output',
+          ...runFileColumns(run, 'output'),
           name: c.name,
           content_type: contentTypeOf(c.name),
           size: c.size,
           sha256,
           storage_key: key,
-          expires_at: fileExpiresAt(),
         })
         .returning('*');
       rows.push(row);

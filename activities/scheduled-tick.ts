@@ -2,16 +2,15 @@
 // why it could not start as a `failed` run (a missing connection records no run: it publishes
 // `run.connection_missing` instead, DESIGN.md 7). Idempotent: the run id derives from the tick's
 // workflow id, so a retried activity finds its run instead of launching a second one.
-import { WorkflowNotFoundError } from '@temporalio/client';
 import { ProblemError } from '../shared/errors.ts';
 import { deterministicEventId } from '../shared/events/publish.ts';
 import { type InputFile, resolveInputFiles } from '../shared/files/run-inputs.ts';
 import { requireConnections } from '../shared/integrations/readiness.ts';
-import { agentForRun, type ResolvedAgent, resolveAgent } from '../shared/packages/resolve-agent.ts';
+import { type ResolvedAgent, resolveAgent } from '../shared/packages/resolve-agent.ts';
 import { latestVersion } from '../shared/packages/store.ts';
 import { effectiveTimeoutSeconds } from '../shared/packages/timeout.ts';
 import { fullName, type PackageRow } from '../shared/packages/types.ts';
-import { admitRun, startRunWorkflow } from '../shared/runs/launch.ts';
+import { admitRun, ensureRunWorkflow, startRunWorkflow } from '../shared/runs/launch.ts';
 import type { OwnerColumns, RunRow, RunStatus } from '../shared/runs/model.ts';
 import { insertRefusedRun } from '../shared/runs/refused.ts';
 import { creatorCanRun, disableSchedule, lostAccessReason } from '../shared/schedules/access.ts';
@@ -45,22 +44,9 @@ function explain(err: ProblemError): string {
 export function createScheduledTickActivities(deps: ActivityDeps) {
   const { knex, workflows, config } = deps;
 
-  async function workflowExists(id: string): Promise<boolean> {
-    try {
-      await workflows.workflow.getHandle(id).describe();
-      return true;
-    } catch (err) {
-      if (err instanceof WorkflowNotFoundError) return false;
-      throw err;
-    }
-  }
-
   /** A retried tick whose run is recorded: only a pending run may still need its workflow. */
   async function resume(run: RunRow): Promise<TickResult> {
-    if (run.status === 'pending' && !(await workflowExists(run.id))) {
-      const agent = await agentForRun(knex, run);
-      if (agent) await startRunWorkflow(knex, workflows, run, agent);
-    }
+    await ensureRunWorkflow(knex, workflows, run);
     return { runId: run.id, status: run.status };
   }
 

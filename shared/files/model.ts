@@ -2,7 +2,8 @@
 // against ORG_STORAGE_QUOTA_BYTES. The API serves files; the worker writes a run's input and
 // output files (activities/run-files.ts).
 import type { Knex } from 'knex';
-import { type OwnerColumns, runDto, runSchema } from '../runs/model.ts';
+import { type OwnerColumns, type RunRow, runDto, runSchema } from '../runs/model.ts';
+import { fileExpiresAt } from './expiry.ts';
 
 export interface FileRow extends OwnerColumns {
   id: string;
@@ -51,6 +52,21 @@ export const fileSchema = {
     createdAt: { type: 'string', format: 'date-time' },
   },
 } as const;
+
+/** The columns a new file of `run` takes from it: owned as the run is, on one side of it, unkept. */
+export function runFileColumns(run: RunRow, origin: FileRow['origin']) {
+  return {
+    org_id: run.org_id,
+    space_id: run.space_id,
+    actor_type: run.actor_type,
+    actor_id: run.actor_id,
+    user_id: run.user_id,
+    end_user_id: run.end_user_id,
+    run_id: run.id,
+    origin,
+    expires_at: fileExpiresAt(),
+  };
+}
 
 /** A file as a run lists it: which side of the run it is on, and for an input, its field. */
 export function runFileDto(row: FileRow) {

@@ -7,8 +7,7 @@ import type { Knex } from 'knex';
 import { problem, type ProblemFieldError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { OwnerColumns, RunRow } from '../runs/model.ts';
-import { fileExpiresAt } from './expiry.ts';
-import type { FileRow } from './model.ts';
+import { type FileRow, runFileColumns } from './model.ts';
 
 /** An id a file property takes (the `file` format of agent input schemas). */
 export const FILE_INPUT_ID = /^(upl|file)_[0-9A-Za-z]{1,64}$/;
@@ -124,20 +123,7 @@ async function findSource(knex: Knex, where: { orgId: string; spaceId: string; c
 /** Writes the run's input files in the run's transaction, owned as the run is. */
 export async function insertInputFiles(trx: Knex.Transaction, run: RunRow, files: InputFile[]): Promise<void> {
   if (!files.length) return;
-  const expiresAt = fileExpiresAt();
-  await trx('files').insert(
-    files.map((f) => ({
-      ...f,
-      org_id: run.org_id,
-      space_id: run.space_id,
-      actor_type: run.actor_type,
-      actor_id: run.actor_id,
-      user_id: run.user_id,
-      end_user_id: run.end_user_id,
-      run_id: run.id,
-      origin: 'input',
-      expires_at: expiresAt,
-    })),
-  );
+  const columns = runFileColumns(run, 'input');
+  await trx('files').insert(files.map((f) => ({ ...f, ...columns })));
 }
 

@@ -1,7 +1,7 @@
 // Launching a run: organization limits checked atomically (SPEC 8.3), the row written, and
 // the runAgent workflow started with the run id as workflow id. 201 follows at once; nothing
 // waits for execution.
-import type { Client } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { PlatformRunLimits } from '../config.ts';
 import { problem } from '../errors.ts';
@@ -9,7 +9,7 @@ import { newId } from '../ids.ts';
 import { runsLaunched } from '../observability/metrics.ts';
 import { withRunId } from '../observability/context.ts';
 import { type InputFile, insertInputFiles } from '../files/run-inputs.ts';
-import type { ResolvedAgent } from '../packages/resolve-agent.ts';
+import { agentForRun, type ResolvedAgent } from '../packages/resolve-agent.ts';
 import { effectiveTimeoutSeconds } from '../packages/timeout.ts';
 import { OrgIdKey, PackageIdKey, RunStatusKey, SpaceIdKey } from '../../temporal/search-attributes.ts';
 import { notifyRunEvent } from './events.ts';
@@ -133,3 +133,20 @@ export async function startRunWorkflow(knex: Knex, workflows: Client, run: RunRo
     throw problem('service_unavailable', 'The run could not be queued: the workflow service is unavailable');
   }
 }
+
+/**
+ * A launch retried after its run was written (a schedule tick, a bulk replay page): a run still
+ * `pending` whose workflow never started gets it now; any other run is left as it is.
+ */
+export async function ensureRunWorkflow(knex: Knex, workflows: Client, run: RunRow): Promise<void> {
+  if (run.status !== 'pending') return;
+  try {
+    await workflows.workflow.getHandle(run.id).describe();
+    return;
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+  const agent = await agentForRun(knex, run);
+  if (agent) await startRunWorkflow(knex, workflows, run, agent);
+}
+

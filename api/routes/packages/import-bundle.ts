@@ -3,7 +3,7 @@ import { ARCHIVE_LIMITS, readArchive } from '../../../shared/packages/archive.ts
 import { importBundle, importOrder, splitBundle } from '../../../shared/packages/bundle.ts';
 import { TYPE_SCOPES, fullName } from '../../../shared/packages/types.ts';
 import { defineRoute } from '../../route.ts';
-import { authorityOf } from './_access.ts';
+import { importedSchema, importRights } from './_import.ts';
 import { readUploadedFile } from './_multipart.ts';
 
 export default defineRoute({
@@ -33,11 +33,7 @@ export default defineRoute({
         properties: {
           packages: {
             type: 'array',
-            items: {
-              type: 'object',
-              required: ['packageId', 'type', 'version'],
-              properties: { packageId: { type: 'string' }, type: { type: 'string' }, version: { type: 'string' } },
-            },
+            items: importedSchema,
           },
         },
       },
@@ -47,18 +43,18 @@ export default defineRoute({
     const t = ctx.state.tenancy!;
     const files = await readArchive(await readUploadedFile(ctx, 'file', ARCHIVE_LIMITS.maxArchiveBytes));
     const pkgs = importOrder(splitBundle(files));
+    const rights = importRights(ctx);
     for (const pkg of pkgs) {
-      const need = TYPE_SCOPES[pkg.manifest.type].write;
-      if (!t.scopes.has(need)) {
+      if (!rights.may(pkg.manifest.type)) {
+        const need = TYPE_SCOPES[pkg.manifest.type].write;
         throw problem('forbidden', `Package "${pkg.folder}/" (${pkg.manifest.name}): importing a ${pkg.manifest.type} needs the ${need} permission in this space`);
       }
     }
-    const authority = authorityOf(ctx);
     const results = await importBundle(ctx.services.knex, pkgs, {
       orgId: t.org!.id,
       spaceId: t.space!.id,
       userId: ctx.state.auth!.userId,
-      canWriteHome: (pkg) => authority.holds(pkg.home_space_id, TYPE_SCOPES[pkg.type].write),
+      canWriteHome: rights.canWriteHome,
     });
     ctx.status = 201;
     ctx.body = { packages: results.map((r) => ({ packageId: fullName(r.pkg), type: r.type, version: r.version })) };

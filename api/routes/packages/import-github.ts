@@ -1,11 +1,10 @@
 import { ProblemError, problem } from '../../../shared/errors.ts';
 import { unsafeEntryReason } from '../../../shared/packages/archive.ts';
-import { draftEtag } from '../../../shared/packages/etag.ts';
 import { fetchGithubFiles, GITHUB_LIMITS } from '../../../shared/packages/github.ts';
-import { importPackage, manifestOf } from '../../../shared/packages/import.ts';
-import { PACKAGE_TYPES, TYPE_SCOPES, fullName } from '../../../shared/packages/types.ts';
+import { manifestOf } from '../../../shared/packages/import.ts';
+import { PACKAGE_TYPES, TYPE_SCOPES } from '../../../shared/packages/types.ts';
 import { defineRoute } from '../../route.ts';
-import { authorityOf } from './_access.ts';
+import { importedSchema, importOne } from './_import.ts';
 
 interface Body {
   repo: string;
@@ -56,16 +55,7 @@ export default defineRoute<Body>({
       path: { type: 'string', maxLength: 255, description: 'Folder of the package in the repository; default the root' },
     },
   },
-  responses: {
-    201: {
-      description: 'Published; the `ETag` header is the draft\'s',
-      schema: {
-        type: 'object',
-        required: ['packageId', 'type', 'version'],
-        properties: { packageId: { type: 'string' }, type: { type: 'string' }, version: { type: 'string' } },
-      },
-    },
-  },
+  responses: { 201: { description: 'Published; the `ETag` header is the draft\'s', schema: importedSchema } },
   async handler(ctx, { body }) {
     const t = ctx.state.tenancy!;
     const folder = folderOf(body.path);
@@ -83,18 +73,6 @@ export default defineRoute<Body>({
       if (err instanceof ProblemError) throw problem(err.code, { detail: `${where}: ${err.detail}`, errors: err.errors });
       throw err;
     }
-    const need = TYPE_SCOPES[type].write;
-    if (!t.scopes.has(need)) throw problem('forbidden', `Importing a ${type} needs the ${need} permission in this space`);
-    const authority = authorityOf(ctx);
-    const result = await importPackage(ctx.services.knex, {
-      orgId: t.org!.id,
-      spaceId: t.space!.id,
-      userId: ctx.state.auth!.userId,
-      files,
-      canWriteHome: (pkg) => authority.holds(pkg.home_space_id, TYPE_SCOPES[pkg.type].write),
-    });
-    ctx.status = 201;
-    ctx.set('ETag', draftEtag(result.pkg));
-    ctx.body = { packageId: fullName(result.pkg), type: result.type, version: result.version };
+    await importOne(ctx, files, type);
   },
 });

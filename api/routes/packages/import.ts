@@ -1,10 +1,7 @@
-import { problem } from '../../../shared/errors.ts';
 import { ARCHIVE_LIMITS, readArchive } from '../../../shared/packages/archive.ts';
-import { draftEtag } from '../../../shared/packages/etag.ts';
-import { importPackage, manifestOf } from '../../../shared/packages/import.ts';
-import { TYPE_SCOPES, fullName } from '../../../shared/packages/types.ts';
+import { manifestOf } from '../../../shared/packages/import.ts';
 import { defineRoute } from '../../route.ts';
-import { authorityOf } from './_access.ts';
+import { importedSchema, importOne } from './_import.ts';
 import { readUploadedFile } from './_multipart.ts';
 
 export default defineRoute({
@@ -24,32 +21,9 @@ export default defineRoute({
     contentType: 'multipart/form-data',
     schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary', description: 'The zip archive' } } },
   },
-  responses: {
-    201: {
-      description: 'Published; the `ETag` header is the draft\'s',
-      schema: {
-        type: 'object',
-        required: ['packageId', 'type', 'version'],
-        properties: { packageId: { type: 'string' }, type: { type: 'string' }, version: { type: 'string' } },
-      },
-    },
-  },
+  responses: { 201: { description: 'Published; the `ETag` header is the draft\'s', schema: importedSchema } },
   async handler(ctx) {
-    const t = ctx.state.tenancy!;
     const files = await readArchive(await readUploadedFile(ctx, 'file', ARCHIVE_LIMITS.maxArchiveBytes));
-    const { type } = manifestOf(files);
-    const need = TYPE_SCOPES[type].write;
-    if (!t.scopes.has(need)) throw problem('forbidden', `Importing a ${type} needs the ${need} permission in this space`);
-    const authority = authorityOf(ctx);
-    const result = await importPackage(ctx.services.knex, {
-      orgId: t.org!.id,
-      spaceId: t.space!.id,
-      userId: ctx.state.auth!.userId,
-      files,
-      canWriteHome: (pkg) => authority.holds(pkg.home_space_id, TYPE_SCOPES[pkg.type].write),
-    });
-    ctx.status = 201;
-    ctx.set('ETag', draftEtag(result.pkg));
-    ctx.body = { packageId: fullName(result.pkg), type: result.type, version: result.version };
+    await importOne(ctx, files, manifestOf(files).type);
   },
 });
