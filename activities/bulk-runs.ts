@@ -60,7 +60,9 @@ export function createBulkRunsActivities(deps: Pick<ActivityDeps, 'knex' | 'work
     const id = replayRunId(j.id, run.id);
     const existing = (await knex('runs').where({ id }).first()) as RunRow | undefined;
     if (existing) {
-      // A page retried after the run was written: only a pending run may still need its workflow.
+      // A page retried after the run was written: only a pending run may still need its workflow;
+      // one that failed before it ever started (its workflow could not be queued) is no replay.
+      if (existing.status === 'failed' && !existing.started_at) return { status: 'failed', code: 'service_unavailable', detail: existing.error ?? 'The run could not be queued' };
       await ensureRunWorkflow(knex, workflows, existing);
       return { status: 'succeeded', newRunId: id };
     }

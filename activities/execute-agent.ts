@@ -12,7 +12,7 @@ import type { RunRow } from '../shared/runs/model.ts';
 import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
 import { collectOutputFiles, inputFilesOf, prepareRunFiles, type RunWorkspace } from './run-files.ts';
-import { RUNTIME_ENTRY, type SandboxExit, type SandboxMode, spawnSandbox } from './sandbox/spawn.ts';
+import { RUNTIME_ENTRY, type SandboxExit, type SandboxMode, sandboxExitReason, spawnSandbox } from './sandbox/spawn.ts';
 import { apiIntegrations } from './sidecar/api-call.ts';
 import { RunJournal } from './sidecar/journal.ts';
 import { McpTools } from './sidecar/mcp-tools.ts';
@@ -66,10 +66,7 @@ async function beginAttempt(knex: Knex, runId: string, attempt: number, config: 
 }
 
 function exitReason(exit: SandboxExit, memoryMb: number, sidecar: Sidecar): string {
-  if (sidecar.state.fatalError) return sidecar.state.fatalError;
-  if (exit.oomKilled) return `The agent exceeded its memory ceiling of ${memoryMb} MiB and was killed`;
-  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-  return exit.stderrTail ? `The agent runtime ${how}: ${exit.stderrTail}` : `The agent runtime ${how} without producing an output`;
+  return sidecar.state.fatalError ?? sandboxExitReason(exit, memoryMb, 'producing an output');
 }
 
 export function createExecuteAgentActivity(deps: ActivityDeps) {
@@ -130,16 +127,18 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     const pins = (
       await knex('agent_memory').where({ package_id: agent.packageId, actor_key: actorKey(run), kind: 'pin' }).orderBy('id').limit(50).select('content')
     ).map((r) => r.content as string);
-    // The model's calls: directly, or through its (or the organization's default) proxy; the
-    // instance default model is the operator's own, its host may be internal.
-    const dispatcher = await modelDispatcher(config, model).catch((err: Error) => {
-      throw failure(`The model cannot be called: ${err.message}`);
-    });
     // Integrations the model may call through `api_call`; their connections are loaded and
     // decrypted in the sidecar, per call, and never reach the sandbox.
     const apis = await apiIntegrations(knex, run, agent);
     // MCP server dependencies: connected here, credentials injected in the worker (mcp-tools.ts).
     const mcp = await McpTools.open(run, agent.mcpServers, { knex, log, config });
+    // The model's calls: directly, or through its (or the organization's default) proxy; the
+    // instance default model is the operator's own, its host may be internal. Opened last of
+    // what the failures below close.
+    const dispatcher = await modelDispatcher(config, model).catch(async (err: Error) => {
+      await mcp.close();
+      throw failure(`The model cannot be called: ${err.message}`);
+    });
     let workspace: RunWorkspace;
     try {
       workspace = await prepareRunFiles(deps.files, run, await inputFilesOf(knex, run.id), config.fileMaxBytes);

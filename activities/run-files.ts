@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Knex } from 'knex';
 import { lookup } from 'mime-types';
+import { unreferencedKeys } from '../shared/files/expiry.ts';
 import { type FileRow, orgBytesInUse, runFileColumns } from '../shared/files/model.ts';
 import type { FileStorage } from '../shared/files/storage.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
@@ -111,7 +112,7 @@ function formatSize(n: number): string {
  * Makes files of the run from what the agent left in its output folder: regular files at the
  * top level, by name, at most OUTPUT_MAX_FILES, each and all together at most `maxBytes`, and
  * within ORG_STORAGE_QUOTA_BYTES. Idempotent: a retried collection replaces the run's output
- * files (same storage keys) instead of adding more.
+ * files (same storage keys) instead of adding more, and removes bytes no file holds any more.
  */
 export async function collectOutputFiles(
   deps: { knex: Knex; storage: FileStorage; maxBytes: number; quotaBytes: number | undefined },
@@ -130,35 +131,40 @@ export async function collectOutputFiles(
     else candidates.push({ name: e.name, size: st.size, file });
   }
   if (!candidates.length && !skipped.length) return [];
-  const kept = await knex.transaction(async (trx) => {
+  // The bytes first, bounded by count (above) and size, so the quota lock below is held for rows only.
+  let total = 0;
+  const stored: Array<{ name: string; size: number; key: string; sha256: string }> = [];
+  for (const [i, c] of candidates.entries()) {
+    if (total + c.size > deps.maxBytes) {
+      skipped.push(`${c.name} (${formatSize(c.size)}: the run's files would exceed ${formatSize(deps.maxBytes)}, FILE_MAX_BYTES)`);
+      continue;
+    }
+    const key = `${run.org_id}/runs/${run.id}/output/${i}`;
+    const { sha256 } = await storage.put(key, fs.createReadStream(c.file), c.size);
+    total += c.size;
+    stored.push({ name: c.name, size: c.size, key, sha256 });
+  }
+  const { kept, unused } = await knex.transaction(async (trx) => {
     // As uploads do: one quota decision at a time per organization.
     await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`uploads-quota:${run.org_id}`]);
-    await trx('files').where({ run_id: run.id, origin: 'output' }).delete();
+    const previous: string[] = (await trx('files').where({ run_id: run.id, origin: 'output' }).delete().returning('storage_key')).map((r: { storage_key: string }) => r.storage_key);
     let room = deps.quotaBytes === undefined ? Number.POSITIVE_INFINITY : deps.quotaBytes - (await orgBytesInUse(trx, run.org_id));
-    let total = 0;
     const rows: FileRow[] = [];
-    for (const [i, c] of candidates.entries()) {
-      if (total + c.size > deps.maxBytes) {
-        skipped.push(`${c.name} (${formatSize(c.size)}: the run's files would exceed ${formatSize(deps.maxBytes)}, FILE_MAX_BYTES)`);
+    for (const f of stored) {
+      if (f.size > room) {
+        skipped.push(`${f.name} (${formatSize(f.size)}: over the organization's storage quota, ORG_STORAGE_QUOTA_BYTES)`);
         continue;
       }
-      if (c.size > room) {
-        skipped.push(`${c.name} (${formatSize(c.size)}: over the organization's storage quota, ORG_STORAGE_QUOTA_BYTES)`);
-        continue;
-      }
-      const key = `${run.org_id}/runs/${run.id}/output/${i}`;
-      const { sha256 } = await storage.put(key, fs.createReadStream(c.file), c.size);
-      total += c.size;
-      room -= c.size;
+      room -= f.size;
       const [row] = await trx('files')
         .insert({
           id: newId('file'),
           ...runFileColumns(run, 'output'),
-          name: c.name,
-          content_type: contentTypeOf(c.name),
-          size: c.size,
-          sha256,
-          storage_key: key,
+          name: f.name,
+          content_type: contentTypeOf(f.name),
+          size: f.size,
+          sha256: f.sha256,
+          storage_key: f.key,
         })
         .returning('*');
       rows.push(row);
@@ -172,7 +178,9 @@ export async function collectOutputFiles(
       });
     }
     if (skipped.length) await appendRunLog(trx, run.id, { level: 'warn', type: 'files', message: `Not kept: ${skipped.join('; ')}` });
-    return rows;
+    // Bytes no row holds now: those over the quota, and an earlier collection's beyond this one's.
+    return { kept: rows, unused: await unreferencedKeys(trx, [...previous, ...stored.map((f) => f.key)], {}) };
   });
+  for (const key of unused) await storage.delete(key);
   return kept;
 }

@@ -66,16 +66,19 @@ export async function createServiceWorkers(opts: {
   const deps = { config, knex, log, workflows, files: await fileStorage(config), draining: drain.signal, tracer: tracing.enabled ? tracing.tracer : undefined };
   const bundle = opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowEntry(config.modules) };
   const common = { connection, namespace: config.temporalNamespace, ...bundle, shutdownGraceTime: '10 seconds' } as const;
+  const execute = createExecuteAgentActivity(deps);
+  const chat = config.modules.has('chat') ? createChatActivities(deps) : undefined;
   const workers = [
-    // Sandboxes: WORKER_MAX_CONCURRENT_RUNS slots. Runs beyond wait `pending` in the queue, where
-    // Temporal's fairness (the run's organization as fairness key) orders them across tenants.
+    // Sandboxes (runs and chat turns): WORKER_MAX_CONCURRENT_RUNS slots. Runs beyond wait
+    // `pending` in the queue, where Temporal's fairness (the organization as fairness key) orders
+    // them across tenants.
     await Worker.create({
       connection,
       namespace: config.temporalNamespace,
       shutdownGraceTime: '10 seconds',
       taskQueue: AGENT_SANDBOX_TASK_QUEUE,
       maxConcurrentActivityTaskExecutions: config.workerMaxConcurrentRuns,
-      activities: createExecuteAgentActivity(deps),
+      activities: { ...execute, ...(chat ? { chatTurn: chat.chatTurn } : {}) },
     }),
     await Worker.create({
       ...common,
@@ -83,8 +86,10 @@ export async function createServiceWorkers(opts: {
       activities: {
         ...createRunStateActivities(deps),
         ...createPublishRunEventActivity(deps),
+        // Runs begun before worker run slots still schedule executeAgent here (workflows/run-agent.ts).
+        ...execute,
         ...createScheduledTickActivities(deps),
-        ...(config.modules.has('chat') ? createChatActivities(deps) : {}),
+        ...(chat ? { failChatTurn: chat.failChatTurn } : {}),
       },
     }),
     await Worker.create({

@@ -11,6 +11,7 @@ import {
   condition,
   defineSignal,
   isCancellation,
+  patched,
   setHandler,
   proxyActivities,
   sleep,
@@ -44,14 +45,17 @@ function describe(err: unknown): string {
 
 export const sandboxStarted = defineSignal(SANDBOX_STARTED_SIGNAL);
 
+/** Runs begun before worker run slots replay as they ran: `running` at once, executeAgent on `agent-runs`. */
+const SANDBOX_SLOTS_PATCH = 'sandbox-slots';
+
 export async function runAgent(input: RunAgentInput): Promise<string> {
+  const slots = patched(SANDBOX_SLOTS_PATCH);
   let started = false;
   setHandler(sandboxStarted, () => {
     started = true;
   });
   const exec = proxyActivities<ExecActivities>({
-    taskQueue: AGENT_SANDBOX_TASK_QUEUE,
-    ...(input.orgId ? { priority: { fairnessKey: input.orgId } } : {}),
+    ...(slots ? { taskQueue: AGENT_SANDBOX_TASK_QUEUE, ...(input.orgId ? { priority: { fairnessKey: input.orgId } } : {}) } : {}),
     startToCloseTimeout: `${input.timeoutSeconds + 120} seconds`,
     heartbeatTimeout: `${HEARTBEAT_TIMEOUT_SECONDS} seconds`,
     retry: EXECUTE_AGENT_RETRY,
@@ -61,17 +65,20 @@ export async function runAgent(input: RunAgentInput): Promise<string> {
   let outcome: RunOutcome;
   let result: Promise<unknown> | undefined;
   try {
+    if (!slots) await markStarted(input.runId);
     const execution = new CancellationScope();
     const running = execution.run(() => exec.executeAgent(input.runId));
     result = running;
-    // Pending until a slot takes the run (or until the attempt ends, when it fails before saying so).
-    let settled = false;
-    const settle = () => {
-      settled = true;
-    };
-    running.then(settle, settle);
-    await condition(() => started || settled);
-    await markStarted(input.runId);
+    if (slots) {
+      // Pending until a slot takes the run (or until the attempt ends, when it fails before saying so).
+      let settled = false;
+      const settle = () => {
+        settled = true;
+      };
+      running.then(settle, settle);
+      await condition(() => started || settled);
+      await markStarted(input.runId);
+    }
     const winner = await Promise.race([
       running.then((r) => ({ kind: 'done' as const, output: r.output })),
       sleep(input.timeoutSeconds * 1000).then(() => ({ kind: 'timeout' as const })),

@@ -14,7 +14,7 @@ import { agentForRun } from '../../shared/packages/resolve-agent.ts';
 import { HEARTBEAT_TIMEOUT_SECONDS } from '../../shared/runs/attempts.ts';
 import type { RunUsage } from '../../shared/runs/model.ts';
 import type { ActivityDeps } from '../deps.ts';
-import { RUNTIME_ENTRY, type SandboxExit, spawnSandbox } from '../sandbox/spawn.ts';
+import { RUNTIME_ENTRY, type SandboxExit, sandboxExitReason, spawnSandbox } from '../sandbox/spawn.ts';
 import type { ChatMessage } from '../sidecar/providers.ts';
 import { systemPrompt } from '../sidecar/server.ts';
 import { ChatSidecar } from './sidecar.ts';
@@ -73,12 +73,6 @@ export async function storeReply(knex: Knex, sessionId: string, messageId: strin
     return { replyId: id, session };
   });
   return { replyId: stored.replyId };
-}
-
-function exitReason(exit: SandboxExit, memoryMb: number): string {
-  if (exit.oomKilled) return `The agent exceeded its memory ceiling of ${memoryMb} MiB and was killed`;
-  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
-  return exit.stderrTail ? `The agent runtime ${how}: ${exit.stderrTail}` : `The agent runtime ${how} without a reply`;
 }
 
 export function createChatActivities(deps: ActivityDeps) {
@@ -178,7 +172,7 @@ export function createChatActivities(deps: ActivityDeps) {
       if (handedOver) throw ApplicationFailure.retryable('The worker is shutting down: the turn is handed over to another worker', 'WorkerDrain');
       const reason = timedOut
         ? `The reply took longer than the agent's timeout of ${session.turn_timeout_seconds} s`
-        : (sidecar.fatalError ?? exitReason(exit, limits.agent_memory_ceiling_mb));
+        : (sidecar.fatalError ?? sandboxExitReason(exit, limits.agent_memory_ceiling_mb, 'a reply'));
       return storeReply(knex, sessionId, messageId, failed(reason, sidecar.usage));
     },
 

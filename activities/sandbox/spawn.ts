@@ -184,3 +184,10 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
     },
   };
 }
+
+/** Why a sandbox ended without its result, for a person: `missing` says what it did not produce. */
+export function sandboxExitReason(exit: SandboxExit, memoryMb: number, missing: string): string {
+  if (exit.oomKilled) return `The agent exceeded its memory ceiling of ${memoryMb} MiB and was killed`;
+  const how = exit.signal ? `was killed by ${exit.signal}` : `exited with code ${exit.code}`;
+  return exit.stderrTail ? `The agent runtime ${how}: ${exit.stderrTail}` : `The agent runtime ${how} without ${missing}`;
+}

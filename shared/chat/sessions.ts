@@ -17,7 +17,9 @@ export async function startChatWorkflow(workflows: Client, session: ChatSessionR
     taskQueue: AGENT_RUNS_TASK_QUEUE,
     workflowId: chatWorkflowId(session.id),
     workflowIdConflictPolicy: 'USE_EXISTING',
-    args: [{ sessionId: session.id, turnTimeoutSeconds: session.turn_timeout_seconds }],
+    // Turns take sandbox slots like runs, fairly across organizations (workflows/chat/chat-session.ts).
+    priority: { fairnessKey: session.org_id },
+    args: [{ sessionId: session.id, turnTimeoutSeconds: session.turn_timeout_seconds, orgId: session.org_id }],
     typedSearchAttributes: [
       { key: OrgIdKey, value: session.org_id },
       { key: SpaceIdKey, value: session.space_id },

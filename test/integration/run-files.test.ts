@@ -205,6 +205,8 @@ describe('files in and out of runs (issue 16)', function () {
       expect(kept.map((r) => r.name)).to.deep.equal(['f00.txt', 'f01.txt', 'f02.txt', 'f03.txt', 'f04.txt', 'f05.txt', 'f06.txt', 'f07.txt', 'f08.txt', 'f09.txt', 'f10.txt', 'f11.txt', 'f12.txt', 'f13.txt', 'f14.txt']);
       const again = await collectOutputFiles(deps, run, dir);
       expect(again.map((r) => r.name)).to.deep.equal(kept.map((r) => r.name));
+      const storedBytes = () => fs.readdirSync(path.join(storage.root, run.org_id, 'runs', run.id, 'output'));
+      expect(storedBytes()).to.have.length(15);
       expect(await api.knex('files').where({ run_id: run.id, origin: 'output' }).count<{ count: string }[]>('* as count')).to.deep.equal([{ count: 15 }]);
       const warn = (await api.knex('run_logs').where({ run_id: run.id, type: 'files', level: 'warn' }).orderBy('seq', 'desc').first()).message as string;
       expect(warn).to.include('a-dir (not a regular file)').and.include('a-link (not a regular file)');
@@ -213,6 +215,7 @@ describe('files in and out of runs (issue 16)', function () {
       // The organization's quota: nothing more fits once it is spent.
       const quota = await collectOutputFiles({ ...deps, maxBytes: 10_000, quotaBytes: 0 }, run, dir);
       expect(quota).to.deep.equal([]);
+      expect(storedBytes(), 'no bytes left without a file row').to.deep.equal([]);
       const quotaWarn = (await api.knex('run_logs').where({ run_id: run.id, type: 'files', level: 'warn' }).orderBy('seq', 'desc').first()).message as string;
       expect(quotaWarn).to.include("f00.txt (10 B: over the organization's storage quota, ORG_STORAGE_QUOTA_BYTES)");
     } finally {

@@ -106,7 +106,9 @@ describe('tracing', function () {
     expect(line).to.include({ traceId, spanId: request!.spanContext().spanId });
   });
 
-  it('leaves spans of other services untraced: no span without an injected tracer', async () => {
+  // Tracing is injected, never the global provider: were it global, this second API's request
+  // would reach the traced exporter.
+  it('records nothing for an API started without a tracer beside a traced one (no global provider)', async () => {
     const before = exporter.getFinishedSpans().length;
     const untraced = await startApiServer(loadConfig({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', SECRETS_KEY: TEST_SECRETS_KEY }), {
       databaseUrl: stack().databaseUrl,

@@ -18,7 +18,7 @@ import {
 } from '@temporalio/workflow';
 import type { createChatActivities } from '../../activities/chat/turn.ts';
 import { CHAT_MESSAGE_UPDATE } from '../../shared/chat/model.ts';
-import { EXECUTE_AGENT_RETRY, HEARTBEAT_TIMEOUT_SECONDS } from '../../shared/runs/attempts.ts';
+import { AGENT_SANDBOX_TASK_QUEUE, EXECUTE_AGENT_RETRY, HEARTBEAT_TIMEOUT_SECONDS } from '../../shared/runs/attempts.ts';
 
 type ChatActivities = ReturnType<typeof createChatActivities>;
 
@@ -26,6 +26,8 @@ export interface ChatSessionInput {
   sessionId: string;
   /** Each turn's ceiling (the agent's timeout, clamped). */
   turnTimeoutSeconds: number;
+  /** The session's organization: the fairness key of its turns' sandbox slots. */
+  orgId?: string;
 }
 
 /** What a message's update answers: the id of the reply stored for it (an assistant message, completed or failed). */
@@ -47,7 +49,10 @@ function describe(err: unknown): string {
 }
 
 export async function chatSession(input: ChatSessionInput): Promise<void> {
+  // A turn runs a sandbox: it takes a worker run slot on the sandbox queue, as a run does.
   const turns = proxyActivities<ChatActivities>({
+    taskQueue: AGENT_SANDBOX_TASK_QUEUE,
+    ...(input.orgId ? { priority: { fairnessKey: input.orgId } } : {}),
     startToCloseTimeout: `${input.turnTimeoutSeconds + 120} seconds`,
     heartbeatTimeout: `${HEARTBEAT_TIMEOUT_SECONDS} seconds`,
     retry: EXECUTE_AGENT_RETRY,
@@ -55,8 +60,9 @@ export async function chatSession(input: ChatSessionInput): Promise<void> {
   const records = proxyActivities<ChatActivities>({ startToCloseTimeout: '30 seconds', retry: { maximumAttempts: 20, maximumInterval: '10 seconds' } });
   let busy = false;
   setHandler(chatMessageUpdate, async ({ messageId }) => {
-    // One turn at a time: the next message's conversation includes this reply.
-    await condition(() => !busy);
+    // One turn at a time: the next message's conversation includes this reply. A loop, since
+    // every handler waiting on `!busy` wakes in the same pass.
+    while (busy) await condition(() => !busy);
     busy = true;
     try {
       return await turns.chatTurn(input.sessionId, messageId);

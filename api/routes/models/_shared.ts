@@ -71,12 +71,6 @@ export async function orgCredential(ctx: AppContext, id: string): Promise<Creden
   return row;
 }
 
-/** The organization's proxy `id` exists; another organization's (or none) is 404. */
-export async function assertOrgProxy(ctx: AppContext, id: string): Promise<void> {
-  const row = await ctx.services.knex('proxies').where({ id, org_id: ctx.state.tenancy!.org!.id }).first('id');
-  if (!row) throw problem('not_found', { detail: 'No such proxy', param: 'proxyId' });
-}
-
 /**
  * Where a model's calls go, from a body: its credential's provider, base URL and key, or its
  * own `provider`, `baseUrl`, `apiKey`. A key travels only to its credential's base URL, so a

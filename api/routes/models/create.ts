@@ -2,8 +2,9 @@ import { isUniqueViolation } from '../../../shared/db/errors.ts';
 import { problem } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import { modelDto, type ModelProvider, type ModelRow } from '../../../shared/models/resolve.ts';
+import { orgProxy } from '../proxies/_shared.ts';
 import { defineRoute } from '../../route.ts';
-import { assertOrgProxy, modelFields, modelSchema, modelTarget, sealKey } from './_shared.ts';
+import { modelFields, modelSchema, modelTarget, sealKey } from './_shared.ts';
 
 interface Body {
   name: string;
@@ -34,7 +35,7 @@ export default defineRoute<Body>({
   async handler(ctx, { body }) {
     const orgId = ctx.state.tenancy!.org!.id;
     const target = await modelTarget(ctx, body);
-    if (body.proxyId) await assertOrgProxy(ctx, body.proxyId);
+    if (body.proxyId) await orgProxy(ctx, body.proxyId, 'proxyId');
     const sealed = target.apiKey ? sealKey(ctx, target.apiKey) : null;
     try {
       const row = await ctx.services.knex.transaction(async (trx) => {

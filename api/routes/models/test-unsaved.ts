@@ -1,8 +1,9 @@
 import { orgProxyUrl } from '../../../shared/models/resolve.ts';
 import { testCompletion } from '../../../shared/models/outbound.ts';
 import type { ModelProvider } from '../../../shared/models/resolve.ts';
+import { orgProxy } from '../proxies/_shared.ts';
 import { defineRoute } from '../../route.ts';
-import { assertOrgProxy, modelFields, modelTarget, testResultSchema } from './_shared.ts';
+import { modelFields, modelTarget, testResultSchema } from './_shared.ts';
 import { callOut, testResult, unseal } from './_calls.ts';
 
 interface Body {
@@ -35,7 +36,7 @@ export default defineRoute<Body>({
   async handler(ctx, { body }) {
     const { knex, config } = ctx.services;
     const target = await modelTarget(ctx, body);
-    if (body.proxyId) await assertOrgProxy(ctx, body.proxyId);
+    if (body.proxyId) await orgProxy(ctx, body.proxyId, 'proxyId');
     const key = target.credential ? unseal(ctx, target.credential.api_key_enc) : target.apiKey;
     const proxyUrl = await orgProxyUrl(knex, config, ctx.state.tenancy!.org!.id, body.proxyId);
     const r = await callOut(ctx, target.baseUrl, { proxyUrl }, (d) => testCompletion(d, { ...target, apiKey: key }, body.model));

@@ -1,7 +1,8 @@
 import { problem } from '../../../shared/errors.ts';
 import { modelDto, type ModelRow } from '../../../shared/models/resolve.ts';
+import { orgProxy } from '../proxies/_shared.ts';
 import { defineRoute } from '../../route.ts';
-import { assertModelUrl, assertOrgProxy, modelFields, modelSchema, modelTarget, sealKey } from './_shared.ts';
+import { assertModelUrl, modelFields, modelSchema, modelTarget, sealKey } from './_shared.ts';
 
 export default defineRoute<Record<string, any>, unknown, { id: string }>({
   method: 'patch',
@@ -34,7 +35,7 @@ export default defineRoute<Record<string, any>, unknown, { id: string }>({
       if (body.baseUrl !== undefined) patch.base_url = body.baseUrl.replace(/\/$/, '');
       if (body.apiKey !== undefined) patch.api_key_enc = body.apiKey === null ? null : sealKey(ctx, body.apiKey);
     }
-    if (body.proxyId) await assertOrgProxy(ctx, body.proxyId);
+    if (body.proxyId) await orgProxy(ctx, body.proxyId, 'proxyId');
     if (body.proxyId !== undefined) patch.proxy_id = body.proxyId;
     if (body.name !== undefined) patch.name = body.name;
     if (body.model !== undefined) patch.model = body.model;

@@ -76,8 +76,9 @@ export async function proxyUrlColumns(ctx: AppContext, raw: string): Promise<Pic
 }
 
 /** The organization's proxy `id`; another organization's (or none) is 404. */
-export async function orgProxy(ctx: AppContext, id: string): Promise<ProxyRow> {
+/** The organization's proxy with this id, or 404 (naming `param` when the id came in a body field). */
+export async function orgProxy(ctx: AppContext, id: string, param?: string): Promise<ProxyRow> {
   const row = await ctx.services.knex<ProxyRow>('proxies').where({ id, org_id: ctx.state.tenancy!.org!.id }).first();
-  if (!row) throw problem('not_found', 'No such proxy');
+  if (!row) throw problem('not_found', { detail: 'No such proxy', param });
   return row;
 }
