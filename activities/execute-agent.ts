@@ -6,6 +6,7 @@ import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activ
 import type { Knex } from 'knex';
 import { modelDispatcher } from '../shared/models/outbound.ts';
 import { resolveModel } from '../shared/models/resolve.ts';
+import { withRunId } from '../shared/observability/context.ts';
 import { HEARTBEAT_TIMEOUT_SECONDS, SANDBOX_STARTED_SIGNAL } from '../shared/runs/attempts.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
 import type { RunRow } from '../shared/runs/model.ts';
@@ -74,7 +75,8 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
   return {
     async executeAgent(runId: string): Promise<ExecuteResult> {
       try {
-        return await execute(runId);
+        // Every log line of the attempt carries the run id, traced or not.
+        return await withRunId(runId, () => execute(runId));
       } catch (err) {
         // Only lost workers and handovers are retried: anything else ends the run with its reason.
         if (err instanceof ApplicationFailure || err instanceof CancelledFailure) throw err;

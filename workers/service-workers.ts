@@ -21,7 +21,7 @@ import { ensureFileSweepSchedule } from '../shared/files/sweep-schedule.ts';
 import { PLATFORM_TASK_QUEUE } from '../shared/events/publish.ts';
 import type { Logger } from '../shared/log.ts';
 import { type MetricsServer, startMetricsServer } from '../shared/observability/metrics.ts';
-import { NO_TRACING, type Tracing } from '../shared/observability/tracing.ts';
+import { installTraceContext, NO_TRACING, type Tracing } from '../shared/observability/tracing.ts';
 import { fileStorage } from '../shared/files/storage.ts';
 import { AGENT_SANDBOX_TASK_QUEUE } from '../shared/runs/attempts.ts';
 import { AGENT_RUNS_TASK_QUEUE } from '../shared/runs/launch.ts';
@@ -63,6 +63,8 @@ export async function createServiceWorkers(opts: {
   const workflows = new Client({ connection: clientConnection, namespace: config.temporalNamespace, interceptors: tracingClientInterceptors(tracing) });
   // Shutting down drains: agents running here hand their runs over before the workers stop.
   const drain = new AbortController();
+  // Log lines of a run's activities carry its id (shared/observability/context.ts), traced or not.
+  installTraceContext();
   const deps = { config, knex, log, workflows, files: await fileStorage(config), draining: drain.signal, tracer: tracing.enabled ? tracing.tracer : undefined };
   const bundle = opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowEntry(config.modules) };
   const common = { connection, namespace: config.temporalNamespace, ...bundle, shutdownGraceTime: '10 seconds' } as const;
