@@ -21,7 +21,7 @@ export async function startServiceProcesses(
   env: Record<string, string>,
   extraEntries: string[] = [],
   entries = ['api/main.ts', 'workers/main.ts'],
-): Promise<{ apiUrl: string; stop(): Promise<void> }> {
+): Promise<{ apiUrl: string; pids: number[]; stop(): Promise<void> }> {
   const port = await freePort();
   const base = baseEnv(env);
   const node = (entry: string, extra: Record<string, string> = {}): ChildProcess =>
@@ -31,6 +31,7 @@ export async function startServiceProcesses(
   await waitForHealthy(`${apiUrl}/api/health`, 60_000);
   return {
     apiUrl,
+    pids: children.map((c) => c.pid!),
     stop: async () => {
       await Promise.all(
         children.map(

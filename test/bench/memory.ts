@@ -1,0 +1,87 @@
+// Memory (issue 18): the resident memory of the API and a worker, idle right after start and idle
+// again after some runs, against the goal of 250 MB for the pair; and the memory of a running
+// sandbox (bwrap and the agent runtime's node, summed per run) against 80 MB. Read from
+// /proc/<pid>/status (VmRSS) of the processes as production runs them.
+import fs from 'node:fs';
+import { mochaGlobalSetup, mochaGlobalTeardown } from '../setup/global.ts';
+import { newOrg } from '../support/api.ts';
+import { FakeModel, toolCall } from '../support/fake-model.ts';
+import { importAgent } from '../support/packages.ts';
+import { startServiceProcesses } from './processes.ts';
+import { printTable, type Row, resultsOf, say, writeResult } from './report.ts';
+
+const SANDBOXES = 5;
+const HOLD_MS = 20_000;
+
+/** Resident memory of a process in MB, 0 when it is gone. */
+function rssMb(pid: number): number {
+  try {
+    const kb = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
+    return kb ? Number(kb) / 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** Processes of running sandboxes: the bwrap wrapper and the runtime, both naming its entry point. */
+function sandboxPids(): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((d) => /^\d+$/.test(d))
+    .filter((d) => {
+      try {
+        return fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('/runtime/main.mjs');
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}
+
+const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+say('starting the stack (embedded Postgres, Temporal dev server), then the API and one worker...');
+await mochaGlobalSetup();
+const model = await new FakeModel().start();
+const service = await startServiceProcesses({});
+const api = { url: service.apiUrl };
+const [apiPid, workerPid] = service.pids;
+await settle(10_000);
+const cold = { api: rssMb(apiPid), worker: rssMb(workerPid) };
+
+const org = await newOrg(api, 'bench-memory');
+await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
+await importAgent(org.client, { name: '@bench/mem', input: { type: 'object' } });
+say('five runs one after the other, then idle again...');
+model.script('quick', [() => toolCall('output', {})]);
+for (let i = 0; i < 5; i++) {
+  const run = await org.client.post('/api/agents/@bench/mem/run', { input: { marker: 'quick' } });
+  await org.client.get(`/api/runs/${run.body.id}?wait=30`);
+}
+await settle(10_000);
+const warm = { api: rssMb(apiPid), worker: rssMb(workerPid) };
+
+say(`${SANDBOXES} runs held open (the model answers after ${HOLD_MS / 1000} s)...`);
+model.script('held', [() => new Promise((r) => setTimeout(() => r(toolCall('output', {})), HOLD_MS))]);
+const held = await Promise.all(Array.from({ length: SANDBOXES }, () => org.client.post('/api/agents/@bench/mem/run', { input: { marker: 'held' } })));
+for (let i = 0; i < 100 && model.requests.filter((r) => JSON.stringify(r.body).includes('held')).length < SANDBOXES; i++) await settle(100);
+await settle(1000); // each runtime waits for its model answer
+const perSandbox = sandboxPids().reduce((n, pid) => n + rssMb(pid), 0) / SANDBOXES;
+const workerBusy = rssMb(workerPid);
+for (const r of held) await org.client.get(`/api/runs/${r.body.id}?wait=55`);
+
+const rows: Row[] = [
+  ['idle API + worker, cold (MB)', cold.api + cold.worker, 250],
+  ['idle API + worker, warm (MB)', warm.api + warm.worker, 250],
+  ['  API warm (MB)', warm.api, 250],
+  ['  worker warm (MB)', warm.worker, 250],
+  ['per running sandbox (MB)', perSandbox, 80],
+];
+printTable(rows, 'goal');
+console.log(`\ngoal = issue 18's target (250 MB for the idle pair, 80 MB per sandbox). Worker with ${SANDBOXES} sandboxes running: ${Math.round(workerBusy)} MB.`);
+writeResult('memory', { when: new Date().toISOString(), results: resultsOf(rows, 'goal'), workerWithSandboxesMb: Math.round(workerBusy) });
+
+await service.stop();
+await model.stop();
+await mochaGlobalTeardown();
+process.exit(0);
