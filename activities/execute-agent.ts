@@ -14,6 +14,7 @@ import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
 import { collectOutputFiles, inputFilesOf, prepareRunFiles, type RunWorkspace } from './run-files.ts';
 import { RUNTIME_ENTRY, type SandboxExit, type SandboxMode, sandboxExitReason, spawnSandbox } from './sandbox/spawn.ts';
+import { type Supervised, superviseSandbox } from './sandbox/supervise.ts';
 import { apiIntegrations } from './sidecar/api-call.ts';
 import { RunJournal } from './sidecar/journal.ts';
 import { McpTools } from './sidecar/mcp-tools.ts';
@@ -24,7 +25,6 @@ export interface ExecuteResult {
   sandboxMode: SandboxMode;
 }
 
-const HEARTBEAT_EVERY_MS = 2000;
 
 /** Memory (notes, pins) belongs to the agent and the actor a run executes for. */
 export function actorKey(run: RunRow): string {
@@ -176,30 +176,18 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     }
     if (sandbox.mode === 'process') log.warn({ runId }, 'bwrap is missing: the agent runs WITHOUT isolation (process mode)');
     await knex('runs').where({ id: runId }).update({ sandbox_mode: sandbox.mode });
-    ctx.heartbeat({ modelCalls: 0 });
-    const beat = setInterval(() => ctx.heartbeat({ modelCalls: sidecar.state.modelCalls }), HEARTBEAT_EVERY_MS);
-    const onCancel = () => sandbox.kill();
-    // A draining worker records the handover (it is not a loss), then stops the sandbox.
-    let handover: Promise<void> | undefined;
-    const onDrain = () => {
-      handover = knex('runs')
-        .where({ id: runId })
-        .update({ handovers: knex.raw('array_append(handovers, ?)', [attempt]) })
-        .then(() => sandbox.kill());
-    };
-    ctx.cancellationSignal.addEventListener('abort', onCancel);
-    if (deps.draining?.aborted) onDrain();
-    else deps.draining?.addEventListener('abort', onDrain);
-    let exit: SandboxExit;
+    let supervised: Supervised;
     try {
-      exit = await sandbox.exited;
-      await handover;
+      supervised = await superviseSandbox(sandbox, {
+        ctx,
+        draining: deps.draining,
+        progress: () => ({ modelCalls: sidecar.state.modelCalls }),
+        // A draining worker records the handover (it is not a loss) before it stops the sandbox.
+        onDrain: () => knex('runs').where({ id: runId }).update({ handovers: knex.raw('array_append(handovers, ?)', [attempt]) }),
+      });
       // A handed-over run writes its files again on the next worker (its runtime replays the calls).
-      if (!handover) await keepOutputFiles(run, workspace.outputDir);
+      if (!supervised.drained) await keepOutputFiles(run, workspace.outputDir);
     } finally {
-      clearInterval(beat);
-      ctx.cancellationSignal.removeEventListener('abort', onCancel);
-      deps.draining?.removeEventListener('abort', onDrain);
       await sidecar.close();
       await mcp.close();
       await dispatcher.close();
@@ -207,7 +195,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     }
     if (sidecar.state.output) return { output: sidecar.state.output.value, sandboxMode: sandbox.mode };
     if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The sandbox was stopped');
-    if (handover) throw ApplicationFailure.retryable('The worker is shutting down: the run is handed over to another worker', 'WorkerDrain');
-    throw failure(exitReason(exit, limits.agent_memory_ceiling_mb, sidecar));
+    if (supervised.drained) throw ApplicationFailure.retryable('The worker is shutting down: the run is handed over to another worker', 'WorkerDrain');
+    throw failure(exitReason(supervised.exit, limits.agent_memory_ceiling_mb, sidecar));
   }
 }

@@ -14,12 +14,12 @@ import { agentForRun } from '../../shared/packages/resolve-agent.ts';
 import { HEARTBEAT_TIMEOUT_SECONDS } from '../../shared/runs/attempts.ts';
 import type { RunUsage } from '../../shared/runs/model.ts';
 import type { ActivityDeps } from '../deps.ts';
-import { RUNTIME_ENTRY, type SandboxExit, sandboxExitReason, spawnSandbox } from '../sandbox/spawn.ts';
+import { RUNTIME_ENTRY, sandboxExitReason, spawnSandbox } from '../sandbox/spawn.ts';
+import { type Supervised, superviseSandbox } from '../sandbox/supervise.ts';
 import type { ChatMessage } from '../sidecar/providers.ts';
 import { systemPrompt } from '../sidecar/server.ts';
 import { ChatSidecar } from './sidecar.ts';
 
-const HEARTBEAT_EVERY_MS = 2000;
 const NO_USAGE: RunUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
 const CHAT_FINISH = 'You are in a conversation with a person. Answer their last message in plain text.';
 
@@ -137,31 +137,16 @@ export function createChatActivities(deps: ActivityDeps) {
         throw err;
       }
       if (sandbox.mode === 'process') log.warn({ sessionId }, 'bwrap is missing: the agent runs WITHOUT isolation (process mode)');
-      ctx.heartbeat({ modelCalls: 0 });
-      const beat = setInterval(() => ctx.heartbeat({ modelCalls: sidecar.modelCalls }), HEARTBEAT_EVERY_MS);
-      let timedOut = false;
-      const timer = setTimeout(() => {
-        timedOut = true;
-        sandbox.kill();
-      }, session.turn_timeout_seconds * 1000);
-      const onCancel = () => sandbox.kill();
       // A draining worker stops the sandbox; the turn starts over on another worker.
-      let handedOver = false;
-      const onDrain = () => {
-        handedOver = true;
-        sandbox.kill();
-      };
-      ctx.cancellationSignal.addEventListener('abort', onCancel);
-      if (deps.draining?.aborted) onDrain();
-      else deps.draining?.addEventListener('abort', onDrain);
-      let exit: SandboxExit;
+      let supervised: Supervised;
       try {
-        exit = await sandbox.exited;
+        supervised = await superviseSandbox(sandbox, {
+          ctx,
+          draining: deps.draining,
+          progress: () => ({ modelCalls: sidecar.modelCalls }),
+          timeoutMs: session.turn_timeout_seconds * 1000,
+        });
       } finally {
-        clearInterval(beat);
-        clearTimeout(timer);
-        ctx.cancellationSignal.removeEventListener('abort', onCancel);
-        deps.draining?.removeEventListener('abort', onDrain);
         await sidecar.close();
         await dispatcher.close();
       }
@@ -169,10 +154,10 @@ export function createChatActivities(deps: ActivityDeps) {
         return storeReply(knex, sessionId, messageId, { content: sidecar.reply, status: 'completed', error: null, usage: sidecar.usage });
       }
       if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The sandbox was stopped');
-      if (handedOver) throw ApplicationFailure.retryable('The worker is shutting down: the turn is handed over to another worker', 'WorkerDrain');
-      const reason = timedOut
+      if (supervised.drained) throw ApplicationFailure.retryable('The worker is shutting down: the turn is handed over to another worker', 'WorkerDrain');
+      const reason = supervised.timedOut
         ? `The reply took longer than the agent's timeout of ${session.turn_timeout_seconds} s`
-        : (sidecar.fatalError ?? sandboxExitReason(exit, limits.agent_memory_ceiling_mb, 'a reply'));
+        : (sidecar.fatalError ?? sandboxExitReason(supervised.exit, limits.agent_memory_ceiling_mb, 'a reply'));
       return storeReply(knex, sessionId, messageId, failed(reason, sidecar.usage));
     },
 

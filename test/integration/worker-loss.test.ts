@@ -105,6 +105,9 @@ describe('runs that lose their worker', function () {
     const first = worker();
     const id = await launch(org.client, 'resume-kill');
     await turn2.opened; // the first worker is waiting for the model's second answer
+    // run.started reached the receiver first: a delivery attempt cut off by the kill would only
+    // be retried after its 45 s activity timeout, beyond this test's wait.
+    await receiver.waitFor(1, 30_000);
     const second = worker();
     await kill(first);
 
