@@ -2,12 +2,15 @@
 // OpenRouter's model list, model provider credentials, and outbound proxies that the model
 // calls (tests and runs) go through. The provider, OpenRouter and the proxy are local servers
 // started here; every response is searched for the secrets handed out.
+import { Connection, Client as TemporalClient } from '@temporalio/client';
 import { expect } from 'chai';
+import { createLogger } from '../../shared/log.ts';
 import { type Client, newMember, newOrg, type Res, startTestApi, type TestApi } from '../support/api.ts';
 import { FakeModel, type RecordedRequest, toolCall } from '../support/fake-model.ts';
 import { closedPort, ForwardProxy } from '../support/forward-proxy.ts';
 import { importAgent } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
+import { stack } from '../support/stack.ts';
 import { startTestWorker, workerEnv } from '../support/worker.ts';
 
 const MODEL_KEY = 'sk-model-secret-4711';
@@ -43,6 +46,9 @@ describe('model settings: tests, OpenRouter, provider credentials, proxies', fun
   let proxy: ForwardProxy;
   let worker: Awaited<ReturnType<typeof startTestWorker>>;
   const seen: string[] = [];
+  /** Every log line of the API and the worker, at debug level, searched for the secrets too. */
+  const logged: string[] = [];
+  const capture = createLogger('debug', 'model-settings', { write: (line: string) => void logged.push(line) });
 
   /** Every answer is kept, to search for secrets at the end. */
   function track(client: Client): Client {
@@ -63,8 +69,8 @@ describe('model settings: tests, OpenRouter, provider credentials, proxies', fun
     fake = await new FakeModel().start();
     fake.setFallback(provider);
     proxy = await new ForwardProxy(`${PROXY_USER}:${PROXY_PASSWORD}`).start();
-    api = await startTestApi(workerEnv({ OPENROUTER_API_URL: `${fake.url}/api/v1` }));
-    worker = await startTestWorker();
+    api = await startTestApi(workerEnv({ OPENROUTER_API_URL: `${fake.url}/api/v1` }), [], capture);
+    worker = await startTestWorker({}, capture);
   });
   after(async () => {
     await worker?.stop();
@@ -73,6 +79,8 @@ describe('model settings: tests, OpenRouter, provider credentials, proxies', fun
     await fake?.stop();
     for (const text of seen) for (const s of SECRETS) expect(text, 'a secret in a response').not.to.contain(s);
     expect(seen.length).to.be.greaterThan(40);
+    for (const line of logged) for (const s of SECRETS) expect(line, 'a secret in a log line').not.to.contain(s);
+    expect(logged.length, 'the API and the worker logged').to.be.greaterThan(10);
   });
 
   it('tests a model configuration, unsaved and saved, with one real minimal call', async () => {
@@ -261,6 +269,17 @@ describe('model settings: tests, OpenRouter, provider credentials, proxies', fun
     expect(calls[0].headers.authorization).to.equal(`Bearer ${MODEL_KEY}`);
     expect(proxy.requests.length).to.be.within(1, 2);
     for (const p of proxy.requests) expect(p).to.deep.equal({ method: 'CONNECT', target: fakeHost, proxyAuthorization: expectedAuth });
+    // The run's Temporal history (payloads decoded) carries ids, never the key or the proxy password.
+    const connection = await Connection.connect({ address: stack().temporalAddress });
+    try {
+      const history = await new TemporalClient({ connection }).workflow.getHandle(run.body.id).fetchHistory();
+      // Payload bytes come as base64: decoded, so the search reads what the payloads say.
+      const text = JSON.stringify(history).replace(/"data":"([A-Za-z0-9+/=]*)"/g, (_m, b64: string) => JSON.stringify(Buffer.from(b64, 'base64').toString('utf8')));
+      expect(text).to.contain('timeoutSeconds'); // the workflow's input payload, decoded: the search reads payloads
+      for (const s of SECRETS) expect(text, 'a secret in Temporal history').not.to.contain(s);
+    } finally {
+      await connection.close();
+    }
 
     // Validation, tenancy, scopes.
     expectProblem(await o.client.post('/api/proxies', { name: 'ftp', url: 'ftp://127.0.0.1:21' }), 400, 'validation_failed');
