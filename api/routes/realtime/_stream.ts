@@ -127,6 +127,13 @@ export function subscribe(ctx: AppContext, query: RealtimeQuery, filter: { runId
     chatUserId: ctx.services.config.modules.has('chat') && ctx.state.auth?.kind === 'session' ? ctx.state.auth.userId : undefined,
     stream,
   };
+  let opened = false;
+  let recheckOnOpen = false;
+  const recheckRun = () =>
+    endUnlessReadable(ctx, stream, filter.runId!, sub.audience).catch((err) => {
+      log.error({ err, requestId, subscriber: stream.id }, 'realtime: re-checking a single-run stream failed; ending it');
+      stream.endWith('error', JSON.stringify({ code: 'access_changed' }));
+    });
   unsubscribe = runEvents.addStream(sub);
   // The stream follows its credential: revoked or out of the space, it ends with a last frame;
   // otherwise it is re-scoped (losing runs:read-all narrows it to the caller's own runs).
@@ -142,11 +149,11 @@ export function subscribe(ctx: AppContext, query: RealtimeQuery, filter: { runId
       sub.audience = audienceOf(grant, scopes);
       sub.debug = scopes.has('runs:delete');
       // A single-run stream whose run is no longer the caller's to read ends like a lost grant.
+      // Before it opens, the route is still reading the run itself (404 when it may not): the
+      // check waits for the opening, so a change seen meanwhile cannot turn a 404 into a stream.
       if (filter.runId && sub.audience.only) {
-        endUnlessReadable(ctx, stream, filter.runId, sub.audience).catch((err) => {
-          log.error({ err, requestId, subscriber: stream.id }, 'realtime: re-checking a single-run stream failed; ending it');
-          stream.endWith('error', JSON.stringify({ code: 'access_changed' }));
-        });
+        if (opened) recheckRun();
+        else recheckOnOpen = true;
       }
     },
   });
@@ -157,6 +164,8 @@ export function subscribe(ctx: AppContext, query: RealtimeQuery, filter: { runId
       ctx.status = 200;
       ctx.respond = false;
       stream.open(first);
+      opened = true;
+      if (recheckOnOpen) recheckRun();
     },
     discard() {
       stream.discard();
