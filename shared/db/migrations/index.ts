@@ -21,6 +21,8 @@ import * as m017 from './017_notifications.ts';
 import * as m018 from './018_model_credentials_proxies.ts';
 import * as m019 from './019_chat.ts';
 import * as m020 from './020_bulk_jobs.ts';
+import * as m021 from './021_access_epoch.ts';
+import * as m022 from './022_admit_run.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -48,6 +50,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '018_model_credentials_proxies': m018,
   '019_chat': m019,
   '020_bulk_jobs': m020,
+  '021_access_epoch': m021,
+  '022_admit_run': m022,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
