@@ -1,5 +1,6 @@
 import Koa from 'koa';
 import type { Config } from '../shared/config.ts';
+import { AccessCache } from './access-cache.ts';
 import { Discovery } from './discovery.ts';
 import { corsFor } from './middleware/cors.ts';
 import { metricsEndpoint, observe } from './middleware/observe.ts';
@@ -22,7 +23,8 @@ export function allRoutes(config: Config): RouteDef[] {
 }
 
 /** `extraRoutes` mount after the product's routes (tests use it to provoke failures). */
-export function createApp(services: Services, extraRoutes: RouteDef[] = []): Koa {
+export function createApp(resources: Omit<Services, 'accessCache'>, extraRoutes: RouteDef[] = []): Koa {
+  const services: Services = { ...resources, accessCache: new AccessCache() };
   const app = new Koa();
   app.proxy = services.config.trustProxy > 0;
   app.context.services = services;

@@ -2,6 +2,7 @@
 // validation, authentication, authorization, rate limiting and the OpenAPI document, so the
 // published schemas are exactly the ones enforced.
 import type { Context } from 'koa';
+import type { AccessView } from './access-cache.ts';
 import type { Scope } from '../shared/permissions.ts';
 import type { ModuleName } from '../shared/modules.ts';
 import type { RunRow } from '../shared/runs/model.ts';
@@ -40,6 +41,8 @@ export interface RouteState {
   rawBody?: Buffer;
   auth?: AuthState;
   tenancy?: TenancyState;
+  /** Credential and membership lookups for this request (api/access-cache.ts). */
+  access?: AccessView;
   /** The remote run a sink secret opened (`auth: 'sink'` routes). */
   sinkRun?: RunRow;
 }

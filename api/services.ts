@@ -6,6 +6,7 @@ import type { Config } from '../shared/config.ts';
 import type { FileStorage } from '../shared/files/storage.ts';
 import type { Logger } from '../shared/log.ts';
 import type { Tracing } from '../shared/observability/tracing.ts';
+import type { AccessCache } from './access-cache.ts';
 import type { RateLimiters } from './middleware/rate-limit.ts';
 import type { RunEventsHub } from './run-events-hub.ts';
 
@@ -18,6 +19,8 @@ export interface Services {
   workflows: Client;
   runEvents: RunEventsHub;
   rateLimiters: RateLimiters;
+  /** Credential and membership lookups kept in memory, checked against the access epoch per request. */
+  accessCache: AccessCache;
   /** File bytes: the disk under DATA_DIR/files, or S3-compatible storage (shared/files/storage.ts). */
   files: FileStorage;
   /** Request spans and the Temporal client's (shared/observability/tracing.ts); absent = off. */

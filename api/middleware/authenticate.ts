@@ -1,7 +1,8 @@
 // Credentials in SPEC 5.1 order: OIDC access token, API key, session cookie.
 import { type ApiKey, EndUser, type Session } from '../../shared/db/models.ts';
 import { problem } from '../../shared/errors.ts';
-import { findLiveKey } from '../../shared/identity/api-keys.ts';
+import { sha256Hex } from '../../shared/crypto.ts';
+import { findKey, isLive } from '../../shared/identity/api-keys.ts';
 import { type ClientLevel, findClientRow, SPACE_TOKEN_SCOPES } from '../../shared/oidc/clients.ts';
 import { verifyAccessToken } from '../../shared/oidc/tokens.ts';
 import { isScope, type Scope } from '../../shared/permissions.ts';
@@ -90,10 +91,12 @@ async function fromAccessToken(ctx: AppContext, token: string): Promise<OidcToke
 
 async function fromApiKey(ctx: AppContext, raw: string): Promise<AuthState> {
   const { knex } = ctx.services;
-  const key = await findLiveKey(knex, raw);
-  if (!key) throw problem('unauthorized', 'The API key is invalid, expired or revoked');
+  // Kept by the hash of the key, never the key itself; revocation moves the access epoch, expiry is checked here.
+  const key = await ctx.state.access!.get(`key:${sha256Hex(raw)}`, () => findKey(knex, raw));
+  if (!key || !isLive(key)) throw problem('unauthorized', 'The API key is invalid, expired or revoked');
   if (!key.last_used_at || Date.now() - key.last_used_at.getTime() > KEY_TOUCH_EVERY_MS) {
-    await knex('api_keys').where({ id: key.id }).update({ last_used_at: new Date() });
+    key.last_used_at = new Date(); // the kept row too, so the next request does not touch it again
+    await knex('api_keys').where({ id: key.id }).update({ last_used_at: key.last_used_at });
   }
   return { kind: 'api_key', userId: key.created_by, key };
 }
@@ -124,6 +127,7 @@ export async function authenticate(ctx: AppContext, route: RouteDef): Promise<vo
   }
   const cookie = ctx.cookies.get(SESSION_COOKIE);
   const token = route.queryCredentials ? ctx.query.token : undefined;
+  ctx.state.access = await ctx.services.accessCache.view(ctx.services.knex);
   let auth: AuthState;
   if (header) {
     const m = /^Bearer\s+(\S+)$/i.exec(header);

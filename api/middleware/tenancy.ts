@@ -94,8 +94,9 @@ async function resolveOrg(ctx: AppContext, route: RouteDef): Promise<{ org: Orga
       });
     }
   }
-  const role = await orgRole(knex, orgId, auth.userId);
-  const org = role ? await OrgModel.query(knex).findById(orgId) : undefined;
+  const access = ctx.state.access!;
+  const role = await access.get(`role:${orgId}:${auth.userId}`, () => orgRole(knex, orgId, auth.userId));
+  const org = role ? await access.get(`org:${orgId}`, async () => await OrgModel.query(knex).findById(orgId)) : undefined;
   if (!role || !org) {
     // A key whose creator left is revoked (so is a bound token); a session outside the organization contradicts it.
     throw problem(bound ? 'unauthorized' : 'forbidden', 'You are not a member of this organization');
@@ -118,8 +119,9 @@ async function resolveSpace(ctx: AppContext, route: RouteDef, org: Organization,
     if (!header) throw problem('space_required', { detail: `This route is space-scoped: send ${param}`, param });
     spaceId = header;
   }
-  const space = await findSpace(knex, org.id, spaceId);
-  const held = space ? await spaceScopes(knex, auth.userId, space, role) : null;
+  const access = ctx.state.access!;
+  const space = await access.get(`space:${org.id}:${spaceId}`, () => findSpace(knex, org.id, spaceId));
+  const held = space ? await access.get(`scopes:${space.id}:${auth.userId}:${role}`, () => spaceScopes(knex, auth.userId, space, role)) : null;
   if (!space || !held) throw problem('not_a_space_member', { detail: `You hold no role in space ${spaceId}`, param });
   return { space, scopes: held };
 }
@@ -168,7 +170,10 @@ export async function resolveTenancy(ctx: AppContext, route: RouteDef): Promise<
   let endUserId: string | undefined = auth.kind === 'oidc' ? auth.endUserId : undefined;
   const serviceUser = ctx.get('Service-User');
   if (serviceUser && auth.kind === 'api_key') {
-    const eu = await EndUser.query(ctx.services.knex).findOne({ id: serviceUser, org_id: org.id, space_id: auth.key.space_id });
+    const spaceId = auth.key.space_id;
+    const eu = await ctx.state.access!.get(`end_user:${spaceId}:${serviceUser}`, async () =>
+      await EndUser.query(ctx.services.knex).findOne({ id: serviceUser, org_id: org.id, space_id: spaceId }),
+    );
     if (!eu) throw problem('invalid_end_user', { detail: `${serviceUser} is not an end-user of this key's space`, param: 'Service-User' });
     endUserId = eu.id;
     const audit = {

@@ -89,8 +89,9 @@ export function filesOfRun(knex: Knex, runId: string): Promise<FileRow[]> {
 }
 
 /** One run as a single-run read shows it (GET /api/runs/{id}, MCP `get_run`): with its files. SSE frames carry the run alone. */
-export async function runWithFiles(knex: Knex, run: Parameters<typeof runDto>[0]) {
-  return { ...runDto(run), files: (await filesOfRun(knex, run.id)).map(runFileDto) };
+export async function runWithFiles(knex: Knex, run: Parameters<typeof runDto>[0] & { has_files?: boolean }) {
+  const files = run.has_files === false ? [] : await filesOfRun(knex, run.id);
+  return { ...runDto(run), files: files.map(runFileDto) };
 }
 
 export const runWithFilesSchema = {

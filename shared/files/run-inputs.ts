@@ -121,9 +121,9 @@ async function findSource(knex: Knex, where: { orgId: string; spaceId: string; c
 }
 
 /** Writes the run's input files in the run's transaction, owned as the run is. */
-export async function insertInputFiles(trx: Knex.Transaction, run: RunRow, files: InputFile[]): Promise<void> {
+export async function insertInputFiles(knex: Knex, run: RunRow, files: InputFile[]): Promise<void> {
   if (!files.length) return;
   const columns = runFileColumns(run, 'input');
-  await trx('files').insert(files.map((f) => ({ ...f, ...columns })));
+  await knex('files').insert(files.map((f) => ({ ...f, ...columns })));
 }
 

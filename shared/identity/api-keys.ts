@@ -52,12 +52,15 @@ export async function insertApiKey(
 }
 
 /** The live key for a bearer value, or undefined. Malformed values never reach the database. */
-export async function findLiveKey(knex: Knex, bearer: string): Promise<ApiKey | undefined> {
+/** The key row for a bearer value, live or not, or undefined. Malformed values never reach the database. */
+export async function findKey(knex: Knex, bearer: string): Promise<ApiKey | undefined> {
   if (!isWellFormedApiKey(bearer)) return undefined;
-  const row = await ApiKey.query(knex).findOne({ key_hash: sha256Hex(bearer) });
-  if (!row || row.revoked_at) return undefined;
-  if (row.expires_at && row.expires_at.getTime() <= Date.now()) return undefined;
-  return row;
+  return await ApiKey.query(knex).findOne({ key_hash: sha256Hex(bearer) });
+}
+
+/** Neither revoked nor past its expiry, now. */
+export function isLive(row: ApiKey): boolean {
+  return !row.revoked_at && !(row.expires_at && row.expires_at.getTime() <= Date.now());
 }
 
 export function apiKeyDto(row: ApiKey) {

@@ -4,8 +4,9 @@ import type { Knex } from 'knex';
 import { problem } from '../errors.ts';
 import { orderedManifest } from './draft.ts';
 import { findOrgSkill, findVersion, getVersion } from './store.ts';
+import { pickVersion } from './versions.ts';
 import { type FileMap, fileText, fullName, type PackageRow, splitName } from './types.ts';
-import { findVisiblePackage } from './visibility.ts';
+import { visiblePackagesQuery } from './visibility.ts';
 
 export { findVisiblePackage } from './visibility.ts';
 export type { PackageRow } from './types.ts';
@@ -115,10 +116,14 @@ export async function resolveAgent(
   name: string,
   version?: string,
 ): Promise<ResolvedAgent | undefined> {
-  const pkg = await findVisiblePackage(knex, orgId, spaceId, scope, name, 'agent');
-  if (!pkg) return undefined;
-  const chosen = await findVersion(knex, pkg.id, version);
-  if (!chosen) return undefined;
+  // The package with its version names in one query (a launch's hot path), then the chosen version.
+  const pkg = (await visiblePackagesQuery(knex, orgId, spaceId)
+    .where({ 'packages.scope': scope, 'packages.name': name, 'packages.type': 'agent' })
+    .select('packages.*', knex.raw('array(select v.version from package_versions v where v.package_id = packages.id) as version_names'))
+    .first()) as (PackageRow & { version_names: string[] }) | undefined;
+  const picked = pkg && pickVersion(pkg.version_names, version);
+  const chosen = picked ? await getVersion(knex, pkg.id, picked) : undefined;
+  if (!pkg || !chosen) return undefined;
   return agentOf(knex, pkg, chosen.version, orderedManifest(chosen.manifest, chosen.files), chosen.files);
 }
 

@@ -13,6 +13,11 @@ export interface RunEvent {
   seq?: number;
 }
 
+/** The payload announcing `event` (also sent by migration 022's admit_run, given it). */
+export function runEventPayload(event: RunEvent): string {
+  return JSON.stringify(event);
+}
+
 export async function notifyRunEvent(knex: Knex, event: RunEvent): Promise<void> {
-  await knex.raw('select pg_notify(?, ?)', [RUN_EVENTS_CHANNEL, JSON.stringify(event)]);
+  await knex.raw('select pg_notify(?, ?)', [RUN_EVENTS_CHANNEL, runEventPayload(event)]);
 }

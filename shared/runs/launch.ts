@@ -12,8 +12,8 @@ import { type InputFile, insertInputFiles } from '../files/run-inputs.ts';
 import { agentForRun, type ResolvedAgent } from '../packages/resolve-agent.ts';
 import { effectiveTimeoutSeconds } from '../packages/timeout.ts';
 import { OrgIdKey, PackageIdKey, RunStatusKey, SpaceIdKey } from '../../temporal/search-attributes.ts';
-import { notifyRunEvent } from './events.ts';
-import { LIVE_STATUSES, type RunRow } from './model.ts';
+import { notifyRunEvent, RUN_EVENTS_CHANNEL, runEventPayload } from './events.ts';
+import type { RunRow } from './model.ts';
 
 export const AGENT_RUNS_TASK_QUEUE = 'agent-runs';
 
@@ -37,70 +37,71 @@ export interface LaunchRequest {
 }
 
 /**
- * The runs that spend the organization's launch rate: those admitted here. A launch refused
- * before its run exists (a scheduled tick over the limits, its agent gone, its input invalid:
- * `insertRefusedRun`) is still recorded as a `failed` run, marked `refused`.
- */
-const ADMITTED = 'not refused';
-
-/**
- * Inserts the run if the organization is under its rate and concurrency limits. `knex` may be a
- * transaction (inline runs insert their package first): the check then runs in a savepoint and
- * the lock is held until the caller commits.
+ * Inserts the run if the organization is under its rate and concurrency limits (migration 022's
+ * `admit_run`: lock, counts, insert and the `pending` announcement in one round trip). Only
+ * admitted runs spend the launch rate: a launch refused before its run exists (a scheduled tick
+ * over the limits, its agent gone, its input invalid: `insertRefusedRun`) is recorded as a
+ * `failed` run marked `refused`. `knex` may be a transaction (inline runs insert their package
+ * first): the lock is then held until the caller commits.
  */
 export async function admitRun(knex: Knex, limits: PlatformRunLimits, req: LaunchRequest): Promise<RunRow> {
-  return knex.transaction(async (trx) => {
-    // One launcher per organization at a time: the counts below cannot be raced.
-    await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`runs:${req.orgId}`]);
-    const launched = `created_at > now() - interval '60 seconds' and ${ADMITTED}`;
-    const counts = await trx('runs')
-      .where({ org_id: req.orgId })
-      .where((w) => w.whereIn('status', LIVE_STATUSES).orWhere('created_at', '>', trx.raw("now() - interval '60 seconds'")))
-      .select(
-        trx.raw(`count(*) filter (where status in ('pending','running'))::int as live`),
-        trx.raw(`count(*) filter (where ${launched})::int as recent`),
-        trx.raw(`extract(epoch from (min(created_at) filter (where ${launched}) + interval '60 seconds' - now())) as free_in`),
-      )
-      .first();
-    if (counts.recent >= limits.per_org_global_rate_per_min) {
-      const retryAfter = Math.max(1, Math.ceil(Number(counts.free_in)));
-      throw problem('org_run_rate_limited', {
-        detail: `The organization launched ${counts.recent} runs in the last minute (limit ${limits.per_org_global_rate_per_min})`,
-        retryAfter,
-      });
-    }
-    if (counts.live >= limits.max_concurrent_per_org) {
-      throw problem('org_run_concurrency_exceeded', {
-        detail: `The organization has ${counts.live} runs pending or running (limit ${limits.max_concurrent_per_org})`,
-        retryAfter: 5,
-      });
-    }
-    const [row] = await trx('runs')
-      .insert({
-        id: req.id ?? newId('run'),
-        org_id: req.orgId,
-        space_id: req.spaceId,
-        package_id: req.agent.packageId,
-        package_version: req.agent.version,
-        status: 'pending',
-        input: JSON.stringify(req.input),
-        actor_type: req.actor.type,
-        actor_id: req.actor.id,
-        user_id: req.userId,
-        end_user_id: req.endUserId ?? null,
-        schedule_id: req.scheduleId ?? null,
-        connections: JSON.stringify(req.connections ?? {}),
-        timeout_seconds: effectiveTimeoutSeconds(req.agent.timeoutSeconds, limits.timeout_ceiling_seconds),
-        ...(req.remote
-          ? { executor: 'remote', sandbox_mode: 'remote', sink_secret_hash: req.remote.sinkSecretHash, sink_expires_at: req.remote.sinkExpiresAt }
-          : {}),
-      })
-      .returning('*');
-    await insertInputFiles(trx, row as RunRow, req.files ?? []);
-    // Announced on commit: realtime streams show the new run while it is still pending.
-    await notifyRunEvent(trx, { kind: 'status', runId: row.id, orgId: req.orgId, spaceId: req.spaceId, status: 'pending' });
-    return row as RunRow;
-  });
+  const files = req.files ?? [];
+  // Input files are written with the run, under the same lock: a transaction around both.
+  if (files.length > 0 && !knex.isTransaction) return knex.transaction((trx) => admitRun(trx, limits, req));
+  const id = req.id ?? newId('run');
+  const row = {
+    id,
+    org_id: req.orgId,
+    space_id: req.spaceId,
+    package_id: req.agent.packageId,
+    package_version: req.agent.version,
+    input: req.input,
+    actor_type: req.actor.type,
+    actor_id: req.actor.id,
+    user_id: req.userId,
+    end_user_id: req.endUserId ?? null,
+    schedule_id: req.scheduleId ?? null,
+    connections: req.connections ?? {},
+    timeout_seconds: effectiveTimeoutSeconds(req.agent.timeoutSeconds, limits.timeout_ceiling_seconds),
+    ...(req.remote ? { executor: 'remote', sandbox_mode: 'remote', sink_secret_hash: req.remote.sinkSecretHash, sink_expires_at: req.remote.sinkExpiresAt } : {}),
+  };
+  // Announced on commit: realtime streams show the new run while it is still pending.
+  const event = runEventPayload({ kind: 'status', runId: id, orgId: req.orgId, spaceId: req.spaceId, status: 'pending' });
+  let run: RunRow;
+  try {
+    const { rows } = await knex.raw<{ rows: RunRow[] }>('select * from admit_run(?, ?, ?::jsonb, ?, ?)', [
+      limits.per_org_global_rate_per_min,
+      limits.max_concurrent_per_org,
+      JSON.stringify(row),
+      RUN_EVENTS_CHANNEL,
+      event,
+    ]);
+    run = rows[0];
+  } catch (err) {
+    throw refusal(err, limits);
+  }
+  await insertInputFiles(knex, run, files);
+  return run;
+}
+
+/** The problem for a refusal raised by `admit_run`; any other error as it is. */
+function refusal(err: unknown, limits: PlatformRunLimits): unknown {
+  const { message, detail } = err as { message?: string; detail?: string };
+  if (message?.endsWith('org_run_rate_limited')) {
+    const { recent, freeIn } = JSON.parse(detail!) as { recent: number; freeIn: number };
+    return problem('org_run_rate_limited', {
+      detail: `The organization launched ${recent} runs in the last minute (limit ${limits.per_org_global_rate_per_min})`,
+      retryAfter: Math.max(1, Math.ceil(freeIn)),
+    });
+  }
+  if (message?.endsWith('org_run_concurrency_exceeded')) {
+    const { live } = JSON.parse(detail!) as { live: number };
+    return problem('org_run_concurrency_exceeded', {
+      detail: `The organization has ${live} runs pending or running (limit ${limits.max_concurrent_per_org})`,
+      retryAfter: 5,
+    });
+  }
+  return err;
 }
 
 export async function startRunWorkflow(knex: Knex, workflows: Client, run: RunRow, agent: ResolvedAgent): Promise<void> {
