@@ -1,28 +1,55 @@
 // Credential and membership lookups kept in memory (issue 18: a read did five of them per
-// request). Each request first reads the access epoch (migration 021), a counter every committed
-// access change moves at commit; the entries it uses were read under that same epoch, so a
-// revocation, a role change or a removed member is seen by the next request that starts after
-// the change commits, from any process, exactly as without the cache. Only the epoch row is
-// read per request. Lookups that find nothing are not kept (a new key or membership needs no
+// request). A request's lookups are valid at one access epoch (migration 021), a counter every
+// committed access change moves at commit: a revocation, a role change or a removed member is
+// seen by the next request that starts after the change commits, from any process, exactly as
+// without the cache. Lookups that find nothing are not kept (a new key or membership needs no
 // announcement), and time-bound facts (an API key's expiry) are checked by the caller each time.
+//
+// Most requests read the epoch first (one small query). A route marked `confirmsAccess` instead
+// starts on the epoch the cache was last at, and checks it in its own first query (`confirm`) or
+// alongside it (`settle`), before any side effect; if the epoch moved, the router runs the
+// request again on a fresh view (api/router.ts). Either way nothing is answered on stale access.
 import type { Knex } from 'knex';
 
 /** Entries kept at most; beyond it the cache starts over (an epoch change does too). */
 const MAX_ENTRIES = 20_000;
 
+/** The access epoch moved under an optimistic request: the router runs it again. */
+export class StaleAccess extends Error {
+  constructor() {
+    super('the access epoch moved during the request');
+  }
+}
+
+/** The current access epoch, as a SQL expression a route's first query can select (`confirm`). */
+export const ACCESS_EPOCH_SQL = '(select n from access_epoch)';
+
+async function readEpoch(knex: Knex): Promise<bigint> {
+  const { rows } = await knex.raw<{ rows: { n: string }[] }>(`select ${ACCESS_EPOCH_SQL} as n`);
+  return BigInt(rows[0].n);
+}
+
 export class AccessCache {
   private epoch = 0n;
   private readonly entries = new Map<string, unknown>();
 
-  /** The lookups valid for one request: reads the epoch (one small query). */
+  /** The lookups of a request, checked: reads the epoch first. */
   async view(knex: Knex): Promise<AccessView> {
-    const { rows } = await knex.raw<{ rows: { n: string }[] }>('select n from access_epoch');
-    const epoch = BigInt(rows[0].n);
+    return new AccessView(this, this.advance(await readEpoch(knex)), false);
+  }
+
+  /** The lookups of a `confirmsAccess` request, on the epoch last seen (a fresh view when none was). */
+  async optimisticView(knex: Knex): Promise<AccessView> {
+    return this.epoch > 0n ? new AccessView(this, this.epoch, true) : this.view(knex);
+  }
+
+  /** @internal Moves to `epoch` when it is newer, dropping what was kept. */
+  advance(epoch: bigint): bigint {
     if (epoch > this.epoch) {
       this.entries.clear();
       this.epoch = epoch;
     }
-    return new AccessView(this, epoch);
+    return epoch;
   }
 
   /** @internal The entry under `key` when the cache is at `epoch`. */
@@ -41,10 +68,13 @@ export class AccessCache {
 export class AccessView {
   private readonly cache: AccessCache;
   private readonly epoch: bigint;
+  /** Not yet checked against the database's epoch. */
+  optimistic: boolean;
 
-  constructor(cache: AccessCache, epoch: bigint) {
+  constructor(cache: AccessCache, epoch: bigint, optimistic: boolean) {
     this.cache = cache;
     this.epoch = epoch;
+    this.optimistic = optimistic;
   }
 
   /** `load()`'s answer, from memory when this epoch already read it; `undefined`/`null` answers are not kept. */
@@ -54,5 +84,17 @@ export class AccessView {
     const value = await load();
     if (value !== undefined && value !== null) this.cache.keep(this.epoch, key, value);
     return value;
+  }
+
+  /** Checks an optimistic view against the epoch a query read (`ACCESS_EPOCH_SQL`): throws StaleAccess when it moved. */
+  confirm(epoch: string | number | bigint): void {
+    if (!this.optimistic) return;
+    if (this.cache.advance(BigInt(epoch)) !== this.epoch) throw new StaleAccess();
+    this.optimistic = false;
+  }
+
+  /** Checks an optimistic view with a query of its own (e.g. alongside a route's first query). */
+  async settle(knex: Knex): Promise<void> {
+    if (this.optimistic) this.confirm(await readEpoch(knex));
   }
 }

@@ -81,6 +81,12 @@ export interface RouteDef<B = any, Q = any, P = any> {
   streamBody?: { contentType: string; schema: JsonSchema };
   responses: Record<number, ResponseDef>;
   rateLimit?: RateLimitRule;
+  /**
+   * The handler checks the access epoch itself, in or alongside its first query and before any
+   * side effect (`AccessView.confirm` / `settle`, api/access-cache.ts): the request then starts on
+   * the credential lookups kept in memory without a query of its own (hot routes: a run read, a launch).
+   */
+  confirmsAccess?: boolean;
   /** Honours Idempotency-Key (SPEC 8.8); every other write refuses it. */
   idempotent?: boolean;
   /**

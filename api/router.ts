@@ -3,6 +3,7 @@
 import Router from '@koa/router';
 import type { ValidateFunction } from 'ajv';
 import { problem } from '../shared/errors.ts';
+import { StaleAccess } from './access-cache.ts';
 import { assertValid, bodyAjv, paramAjv } from '../shared/validation.ts';
 import { readJsonBody } from './middleware/body.ts';
 import { authenticate } from './middleware/authenticate.ts';
@@ -50,29 +51,66 @@ export function buildRouter(routes: RouteDef[]): Router {
     router[route.method](route.path, async (raw, next) => {
       const ctx = raw as unknown as AppContext;
       if (shadowed(raw as { matched?: MatchedLayer[] }, paramCount)) return next();
-      await authenticate(ctx, route);
-      if (!(await enforceRateLimit(ctx, route))) return; // before idempotency: a replay still costs a point
-      await resolveTenancy(ctx, route); // permissions first, replays included
-      const idempotencyKey = idempotencyKeyFor(ctx, route);
-      let body: unknown;
-      if (route.method !== 'get' && route.method !== 'delete' && !route.streamBody) body = await readJsonBody(ctx);
-      const handle = async () => {
-        const params = { ...ctx.params };
-        if (v.params) assertValid(v.params, params);
-        const query: Record<string, unknown> = { ...ctx.query };
-        if (!v.openQuery) assertDeclaredQuery(v.queryNames, query);
-        if (v.query) assertValid(v.query, query);
-        if (v.body) {
-          if (body === undefined) body = {};
-          assertValid(v.body, body);
-        }
-        await route.handler(ctx, { body, query, params });
-      };
-      if (idempotencyKey) await withIdempotency(ctx, idempotencyKey, handle, route.shapeReplay);
-      else await handle();
+      // The body is read once, whichever pass uses it.
+      let body: Promise<unknown> | undefined;
+      const readBody = () => (body ??= readJsonBody(ctx));
+      try {
+        await serve(ctx, route, v, readBody, true);
+      } catch (err) {
+        if (!(await ranOnStaleAccess(ctx, err))) throw err;
+        await serve(ctx, route, v, readBody, false);
+      }
     });
   }
   return router;
+}
+
+/**
+ * Whether a failed optimistic pass ran on stale credential lookups (or failed before it could
+ * tell, and the epoch has moved since): it then runs again on a fresh view, so nothing is
+ * answered on stale access (api/access-cache.ts).
+ */
+async function ranOnStaleAccess(ctx: AppContext, err: unknown): Promise<boolean> {
+  if (err instanceof StaleAccess) return true;
+  const access = ctx.state.access;
+  if (!access?.optimistic) return false;
+  try {
+    await access.settle(ctx.services.knex);
+    return false;
+  } catch (e) {
+    if (e instanceof StaleAccess) return true;
+    throw e;
+  }
+}
+
+/**
+ * One pass of the pipeline. `first`: the request's first pass, optimistic for a route that
+ * confirms the access epoch itself; a second pass takes no second rate-limit point.
+ */
+async function serve(ctx: AppContext, route: RouteDef, v: Compiled, readBody: () => Promise<unknown>, first: boolean): Promise<void> {
+  await authenticate(ctx, route, first && route.confirmsAccess);
+  if (first && !(await enforceRateLimit(ctx, route))) return; // before idempotency: a replay still costs a point
+  await resolveTenancy(ctx, route); // permissions first, replays included
+  const idempotencyKey = idempotencyKeyFor(ctx, route);
+  let body: unknown;
+  if (route.method !== 'get' && route.method !== 'delete' && !route.streamBody) body = await readBody();
+  const handle = async () => {
+    const params = { ...ctx.params };
+    if (v.params) assertValid(v.params, params);
+    const query: Record<string, unknown> = { ...ctx.query };
+    if (!v.openQuery) assertDeclaredQuery(v.queryNames, query);
+    if (v.query) assertValid(v.query, query);
+    if (v.body) {
+      if (body === undefined) body = {};
+      assertValid(v.body, body);
+    }
+    await route.handler(ctx, { body, query, params });
+  };
+  if (idempotencyKey) {
+    // The key is reserved before the handler runs: only on access known to be current.
+    await ctx.state.access?.settle(ctx.services.knex);
+    await withIdempotency(ctx, idempotencyKey, handle, route.shapeReplay);
+  } else await handle();
 }
 
 interface MatchedLayer {

@@ -115,8 +115,11 @@ async function fromCookie(ctx: AppContext, token: string): Promise<AuthState> {
   return { kind: 'session', userId: session.user_id, session };
 }
 
-/** Reads the credential; throws 401 when the route needs one and none is valid. */
-export async function authenticate(ctx: AppContext, route: RouteDef): Promise<void> {
+/**
+ * Reads the credential; throws 401 when the route needs one and none is valid. `optimistic`: on
+ * the access epoch last seen, for a route that confirms it itself (RouteDef.confirmsAccess).
+ */
+export async function authenticate(ctx: AppContext, route: RouteDef, optimistic = false): Promise<void> {
   if (route.auth === 'none') return;
   const header = ctx.get('Authorization');
   if (route.auth === 'sink') {
@@ -127,7 +130,8 @@ export async function authenticate(ctx: AppContext, route: RouteDef): Promise<vo
   }
   const cookie = ctx.cookies.get(SESSION_COOKIE);
   const token = route.queryCredentials ? ctx.query.token : undefined;
-  ctx.state.access = await ctx.services.accessCache.view(ctx.services.knex);
+  const { accessCache, knex } = ctx.services;
+  ctx.state.access = optimistic ? await accessCache.optimisticView(knex) : await accessCache.view(knex);
   let auth: AuthState;
   if (header) {
     const m = /^Bearer\s+(\S+)$/i.exec(header);

@@ -129,6 +129,7 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string; 
   rateLimit: { points: 20, duration: 60, by: 'identity' },
   idempotent: true,
   shapeReplay: shapeRunReplay,
+  confirmsAccess: true, // checked alongside the agent's resolution, before anything is written
   params: agentPathParams,
   query: launchVersionQuery,
   body: {
@@ -142,7 +143,10 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string; 
   },
   responses: { 201: { description: 'The queued run', schema: runSchema } },
   async handler(ctx, { body, query, params }) {
-    const { agent, input, files } = await launchable(ctx, params.scope, params.name, body.version ?? query.version, body.input);
+    const [{ agent, input, files }] = await Promise.all([
+      launchable(ctx, params.scope, params.name, body.version ?? query.version, body.input),
+      ctx.state.access!.settle(ctx.services.knex),
+    ]);
     const connections = await launchConnections(ctx, agent, body.connections);
     const run = await launchFromRequest(ctx, { agent, input, files, connections });
     ctx.status = 201;

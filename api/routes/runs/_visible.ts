@@ -6,6 +6,7 @@ import type { AccessGrant } from '../../../shared/identity/access-grants.ts';
 import type { Scope } from '../../../shared/permissions.ts';
 import { RUN_SELECT, type RunRow, runDto } from '../../../shared/runs/model.ts';
 import { canReadRun, type RunAudience, runsVisibleTo } from '../../../shared/runs/visibility.ts';
+import { ACCESS_EPOCH_SQL } from '../../access-cache.ts';
 import { grantOf } from '../../access-watch.ts';
 import { setOffsetLinks } from '../../pagination.ts';
 import type { AppContext } from '../../route.ts';
@@ -36,9 +37,18 @@ export function visibleRuns(ctx: AppContext): Knex.QueryBuilder {
 }
 
 export async function findVisibleRun(ctx: AppContext, runId: string): Promise<RunRow & { scope: string; name: string; has_files: boolean }> {
-  // `has_files` spares a run without files (most) the second query of a read with its files.
-  const hasFiles = ctx.services.knex.raw('exists (select 1 from files f where f.run_id = r.id) as has_files');
-  const run = await visibleRuns(ctx).where('r.id', runId).select([...RUN_SELECT, hasFiles]).first();
+  const { knex } = ctx.services;
+  const access = ctx.state.access;
+  // `has_files` spares a run without files (most) the second query of a read with its files; an
+  // optimistic request (RouteDef.confirmsAccess) reads the access epoch in the same query.
+  const columns = [...RUN_SELECT, knex.raw('exists (select 1 from files f where f.run_id = r.id) as has_files')];
+  const confirming = access?.optimistic === true;
+  if (confirming) columns.push(knex.raw(`${ACCESS_EPOCH_SQL} as access_epoch`));
+  const run = await visibleRuns(ctx).where('r.id', runId).select(columns).first();
+  if (confirming) {
+    if (run) access!.confirm(run.access_epoch);
+    else await access!.settle(knex);
+  }
   if (!run) throw problem('not_found', 'No such run');
   return run;
 }

@@ -21,6 +21,7 @@ export default defineRoute<unknown, { wait?: string }, { id: string }>({
   auth: 'any',
   context: 'space',
   scope: 'runs:read',
+  confirmsAccess: true, // findVisibleRun reads the access epoch with the run
   params: runIdParam,
   query: { type: 'object', properties: { wait: { type: 'string', pattern: '^(true|false|[0-9]+(\\.[0-9]+)?)$' } } },
   responses: { 200: { description: 'The run, with its files', schema: runWithFilesSchema } },

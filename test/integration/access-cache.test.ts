@@ -1,0 +1,86 @@
+// Credential and membership lookups are kept in memory by each API process (api/access-cache.ts,
+// issue 18), yet a change committed anywhere (another replica, a worker, psql) is seen by the
+// very next request: on a route that confirms the access epoch in its own query (a run read, a
+// launch) as on any other. The changes below are made straight in the database, the way another
+// process would, never through this API, so no in-process hook can be what notices them.
+import { expect } from 'chai';
+import { newKey, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
+import { importAgent } from '../support/packages.ts';
+import { expectProblem } from '../support/problem.ts';
+
+const AGENT = '@cache/echo';
+
+describe('credential lookups kept in memory', function () {
+  this.timeout(60_000);
+  let api: TestApi;
+  let org: Awaited<ReturnType<typeof newOrg>>;
+
+  before(async () => {
+    api = await startTestApi();
+    org = await newOrg(api, 'cache');
+    await importAgent(org.client, { name: AGENT });
+  });
+  after(() => api?.close());
+
+  async function launch(client: typeof org.client): Promise<string> {
+    const res = await client.post(`/api/agents/${AGENT}/run`, { input: {} });
+    expect(res.status, res.text).to.equal(201);
+    return res.body.id;
+  }
+
+  it('refuses a key revoked in the database on the next run read, launch and list, right after it served them', async () => {
+    const { client, id } = await newKey(api, org.client, { name: 'soon revoked' });
+    const runId = await launch(client);
+    for (let i = 0; i < 3; i++) expect((await client.get(`/api/runs/${runId}`)).status).to.equal(200);
+    expect((await client.get('/api/runs')).status).to.equal(200);
+
+    await api.knex('api_keys').where({ id }).update({ revoked_at: new Date() });
+    await expectProblem(await client.get(`/api/runs/${runId}`), 401, 'unauthorized');
+    await expectProblem(await client.post(`/api/agents/${AGENT}/run`, { input: {} }), 401, 'unauthorized');
+    await expectProblem(await client.get('/api/runs'), 401, 'unauthorized');
+    expect(await api.knex('runs').where({ actor_id: id }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
+  });
+
+  it('follows a role changed in the database at once, in both directions', async () => {
+    const member = await newMember(api, org, 'viewer', 'cache-member');
+    const ownersRun = await launch(org.client);
+    // A viewer reads every run of the space and launches none.
+    expect((await member.client.get(`/api/runs/${ownersRun}`)).status).to.equal(200);
+    await expectProblem(await member.client.post(`/api/agents/${AGENT}/run`, { input: {} }), 403, 'forbidden');
+
+    // Made a member: launches, and reads only its own runs.
+    await api.knex('space_members').where({ space_id: org.defaultSpaceId, user_id: member.userId }).update({ preset_role: 'member' });
+    const own = await launch(member.client);
+    await expectProblem(await member.client.get(`/api/runs/${ownersRun}`), 404, 'not_found');
+    expect((await member.client.get(`/api/runs/${own}`)).status).to.equal(200);
+
+    // Back to viewer: every run readable again, launching refused.
+    await api.knex('space_members').where({ space_id: org.defaultSpaceId, user_id: member.userId }).update({ preset_role: 'viewer' });
+    expect((await member.client.get(`/api/runs/${ownersRun}`)).status).to.equal(200);
+    await expectProblem(await member.client.post(`/api/agents/${AGENT}/run`, { input: {} }), 403, 'forbidden');
+
+    // Out of the organization: its session is no longer a member anywhere in it.
+    await api.knex('org_members').where({ org_id: org.orgId, user_id: member.userId }).delete();
+    await expectProblem(await member.client.get(`/api/runs/${own}`), 403, 'forbidden');
+  });
+
+  it('narrows a key whose scopes are changed in the database, and widens it back', async () => {
+    const { client, id } = await newKey(api, org.client, { name: 'narrowed' });
+    const runId = await launch(client);
+    await api.knex('api_keys').where({ id }).update({ scopes: ['runs:read'] });
+    await expectProblem(await client.post(`/api/agents/${AGENT}/run`, { input: {} }), 403, 'forbidden');
+    expect((await client.get(`/api/runs/${runId}`)).status).to.equal(200);
+    await api.knex('api_keys').where({ id }).update({ scopes: ['runs:read', 'agents:run', 'agents:read'] });
+    await launch(client);
+  });
+
+  it('answers 401 for a key past its expiry without any change to announce it', async () => {
+    const { client, id } = await newKey(api, org.client, { name: 'expiring' });
+    const runId = await launch(client);
+    // Expiry set in the past directly: the epoch moves; then a key whose expiry passes on its own.
+    await api.knex('api_keys').where({ id }).update({ expires_at: new Date(Date.now() + 1500) });
+    expect((await client.get(`/api/runs/${runId}`)).status).to.equal(200);
+    await new Promise((r) => setTimeout(r, 1600));
+    await expectProblem(await client.get(`/api/runs/${runId}`), 401, 'unauthorized');
+  });
+});
