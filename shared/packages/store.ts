@@ -1,5 +1,6 @@
 // Reads of published versions, and of the skill packages agents depend on.
 import type { Knex } from 'knex';
+import { prepared } from '../db/prepared.ts';
 import { type PackageRow, type PackageVersionRow, splitName } from './types.ts';
 import { latestOf, pickVersion } from './versions.ts';
 
@@ -9,7 +10,7 @@ export async function versionNames(knex: Knex, packageId: string): Promise<strin
 }
 
 export async function getVersion(knex: Knex, packageId: string, version: string): Promise<PackageVersionRow | undefined> {
-  return (await knex('package_versions').where({ package_id: packageId, version }).first()) as PackageVersionRow | undefined;
+  return (await prepared('package-version', knex('package_versions').where({ package_id: packageId, version }).first())) as PackageVersionRow | undefined;
 }
 
 /** The version `selector` designates (see pickVersion), with its manifest and files. */

@@ -5,6 +5,7 @@ import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { PlatformRunLimits } from '../config.ts';
 import { problem } from '../errors.ts';
+import { prepared } from '../db/prepared.ts';
 import { newId } from '../ids.ts';
 import { runsLaunched } from '../observability/metrics.ts';
 import { withRunId } from '../observability/context.ts';
@@ -69,13 +70,13 @@ export async function admitRun(knex: Knex, limits: PlatformRunLimits, req: Launc
   const event = runEventPayload({ kind: 'status', runId: id, orgId: req.orgId, spaceId: req.spaceId, status: 'pending' });
   let run: RunRow;
   try {
-    const { rows } = await knex.raw<{ rows: RunRow[] }>('select * from admit_run(?, ?, ?::jsonb, ?, ?)', [
+    const { rows } = await prepared('admit-run', knex.raw<{ rows: RunRow[] }>('select * from admit_run(?, ?, ?::jsonb, ?, ?)', [
       limits.per_org_global_rate_per_min,
       limits.max_concurrent_per_org,
       JSON.stringify(row),
       RUN_EVENTS_CHANNEL,
       event,
-    ]);
+    ]));
     run = rows[0];
   } catch (err) {
     throw refusal(err, limits);

@@ -6,6 +6,7 @@ import type { AccessGrant } from '../../../shared/identity/access-grants.ts';
 import type { Scope } from '../../../shared/permissions.ts';
 import { RUN_SELECT, type RunRow, runDto } from '../../../shared/runs/model.ts';
 import { canReadRun, type RunAudience, runsVisibleTo } from '../../../shared/runs/visibility.ts';
+import { prepared } from '../../../shared/db/prepared.ts';
 import { ACCESS_EPOCH_SQL } from '../../access-cache.ts';
 import { grantOf } from '../../access-watch.ts';
 import { setOffsetLinks } from '../../pagination.ts';
@@ -44,7 +45,9 @@ export async function findVisibleRun(ctx: AppContext, runId: string): Promise<Ru
   const columns = [...RUN_SELECT, knex.raw('exists (select 1 from files f where f.run_id = r.id) as has_files')];
   const confirming = access?.optimistic === true;
   if (confirming) columns.push(knex.raw(`${ACCESS_EPOCH_SQL} as access_epoch`));
-  const run = await visibleRuns(ctx).where('r.id', runId).select(columns).first();
+  const audience = runAudience(ctx);
+  const shape = `run-read:${audience.only ? Object.keys(audience.only)[0] : 'all'}:${confirming}`;
+  const run = await prepared(shape, runsVisibleTo(knex, audience).where('r.id', runId).select(columns).first());
   if (confirming) {
     if (run) access!.confirm(run.access_epoch);
     else await access!.settle(knex);
