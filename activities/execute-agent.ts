@@ -9,11 +9,13 @@ import { resolveModel } from '../shared/models/resolve.ts';
 import { withRunId } from '../shared/observability/context.ts';
 import { HEARTBEAT_TIMEOUT_SECONDS, SANDBOX_STARTED_SIGNAL } from '../shared/runs/attempts.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
-import type { RunRow } from '../shared/runs/model.ts';
+import { isTerminal, type RunRow } from '../shared/runs/model.ts';
 import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
 import { collectOutputFiles, inputFilesOf, prepareRunFiles, type RunWorkspace } from './run-files.ts';
-import { RUNTIME_ENTRY, type SandboxExit, type SandboxMode, sandboxExitReason, spawnSandbox } from './sandbox/spawn.ts';
+import { endRun, startRun } from './run-state.ts';
+import { SandboxPool } from './sandbox/pool.ts';
+import { RUNTIME_ENTRY, type Sandbox, type SandboxExit, type SandboxMode, sandboxExitReason, sandboxModeHere, spawnSandbox } from './sandbox/spawn.ts';
 import { type Supervised, superviseSandbox } from './sandbox/supervise.ts';
 import { apiIntegrations } from './sidecar/api-call.ts';
 import { RunJournal } from './sidecar/journal.ts';
@@ -24,7 +26,6 @@ export interface ExecuteResult {
   output: unknown;
   sandboxMode: SandboxMode;
 }
-
 
 /** Memory (notes, pins) belongs to the agent and the actor a run executes for. */
 export function actorKey(run: RunRow): string {
@@ -72,6 +73,17 @@ function exitReason(exit: SandboxExit, memoryMb: number, sidecar: Sidecar): stri
 
 export function createExecuteAgentActivity(deps: ActivityDeps) {
   const { knex, config, log } = deps;
+  const limits = config.platformRunLimits;
+  // Warm sandboxes (sandbox/pool.ts): at most one per run slot, killed when the worker drains.
+  const poolSize = Math.min(config.sandboxWarmPool, config.workerMaxConcurrentRuns);
+  const pool = poolSize > 0 ? new SandboxPool({ size: poolSize, memoryMb: limits.agent_memory_ceiling_mb, cpus: limits.agent_cpu_ceiling, log }) : undefined;
+  if (pool) {
+    if (deps.draining?.aborted) void pool.close();
+    else {
+      deps.draining?.addEventListener('abort', () => void pool.close());
+      pool.fill();
+    }
+  }
   return {
     async executeAgent(runId: string): Promise<ExecuteResult> {
       try {
@@ -81,6 +93,9 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
         // Only lost workers and handovers are retried: anything else ends the run with its reason.
         if (err instanceof ApplicationFailure || err instanceof CancelledFailure) throw err;
         throw failure((err as Error).message);
+      } finally {
+        // Topped up should a start have failed meanwhile (a take starts the replacement already).
+        pool?.fill();
       }
     },
   };
@@ -114,24 +129,48 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     const loaded = await loadRunWithAgent(knex, runId);
     if (!loaded) throw failure('The run was deleted before it started');
     const { run, agent } = loaded;
+    // An earlier attempt ended the run itself (it succeeded, and its worker was lost before Temporal heard).
+    if (isTerminal(run.status)) {
+      if (run.status === 'success') return { output: run.result?.output, sandboxMode: (run.sandbox_mode ?? sandboxModeHere()) as SandboxMode };
+      throw failure(`The run already ended ${run.status}`);
+    }
     if (!agent) throw failure(`Version ${run.package_version} of the agent is no longer available`);
-    const model = await resolveModel(knex, config, run.org_id);
+    // What the run needs, read at once: reads only, nothing to release when one fails.
+    const [model, journal, pins, apis, inputFiles] = await Promise.all([
+      resolveModel(knex, config, run.org_id),
+      RunJournal.load(knex, runId, attempt, config.runCheckpoints),
+      knex('agent_memory')
+        .where({ package_id: agent.packageId, actor_key: actorKey(run), kind: 'pin' })
+        .orderBy('id')
+        .limit(50)
+        .select('content')
+        .then((rows) => rows.map((r) => r.content as string)),
+      // Integrations the model may call through `api_call`; their connections are loaded and
+      // decrypted in the sidecar, per call, and never reach the sandbox.
+      apiIntegrations(knex, run, agent),
+      inputFilesOf(knex, run.id),
+    ]);
     if (!model) {
       throw failure('No model is configured: add one with POST /api/models (isDefault: true) or set MODEL_BASE_URL and MODEL_NAME', 'NoModel');
     }
-    // This attempt holds a worker slot: the run is `running` from now on (runAgent waits for this;
-    // every attempt says so, in case an earlier one was lost before it could). Sent alongside the
-    // preparation below, and awaited before the sandbox starts.
-    const announced = announceStart(runId);
-    announced.catch(() => undefined); // awaited below; a failure before then is not unhandled
-    const journal = await RunJournal.load(knex, runId, attempt, config.runCheckpoints);
+    // This attempt holds a worker slot: the run is `running` from now on (every attempt says so,
+    // in case an earlier one was lost before it could; written before the sandbox goes), and
+    // runAgent starts its timeout on the signal, which need not hold the sandbox back: should it
+    // fail, the sandbox is stopped and the attempt fails with it.
+    const sandboxMode = sandboxModeHere();
+    let announcedAt = Number.POSITIVE_INFINITY;
+    let announceFailed: ApplicationFailure | undefined;
+    const announced = announceStart(runId).then(
+      () => {
+        announcedAt = Date.now();
+      },
+      (err: ApplicationFailure) => {
+        announceFailed = err;
+      },
+    );
+    const marked = startRun(knex, runId, sandboxMode);
+    marked.catch(() => undefined); // awaited below; a failure before then is not unhandled
     await beginAttempt(knex, runId, attempt, config, journal);
-    const pins = (
-      await knex('agent_memory').where({ package_id: agent.packageId, actor_key: actorKey(run), kind: 'pin' }).orderBy('id').limit(50).select('content')
-    ).map((r) => r.content as string);
-    // Integrations the model may call through `api_call`; their connections are loaded and
-    // decrypted in the sidecar, per call, and never reach the sandbox.
-    const apis = await apiIntegrations(knex, run, agent);
     // MCP server dependencies: connected here, credentials injected in the worker (mcp-tools.ts).
     const mcp = await McpTools.open(run, agent.mcpServers, { knex, log, config });
     // The model's calls: directly, or through its (or the organization's default) proxy; the
@@ -141,33 +180,53 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       await mcp.close();
       throw failure(`The model cannot be called: ${err.message}`);
     });
+    // A warm sandbox when one waits: its mounts are this run's folders from here on.
+    const warm = pool?.take();
     let workspace: RunWorkspace;
     try {
-      workspace = await prepareRunFiles(deps.files, run, await inputFilesOf(knex, run.id), config.fileMaxBytes);
+      workspace = await prepareRunFiles(deps.files, run, inputFiles, config.fileMaxBytes, warm?.dir);
     } catch (err) {
+      warm?.sandbox.kill();
       await mcp.close();
       await dispatcher.close();
       throw failure(`The run's input files could not be prepared: ${(err as Error).message}`);
     }
     const sidecar = new Sidecar(
       { run, agent, model, pins, actorKey: actorKey(run), apiIntegrations: apis, files: workspace.info },
-      { knex, log, journal, dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, mcp, delivery: config, tracer: deps.tracer },
+      {
+        knex,
+        log,
+        journal,
+        dispatcher,
+        maxRequestBytes: config.llmProxyLimits.max_request_bytes,
+        mcp,
+        delivery: config,
+        tracer: deps.tracer,
+        socketDir: warm?.socketDir,
+      },
     );
-    const limits = config.platformRunLimits;
-    let sandbox: ReturnType<typeof spawnSandbox>;
+    let sandbox: Sandbox;
+    let startedAt: Date | null;
     try {
-      await announced;
+      startedAt = await marked;
       await sidecar.listen();
-      sandbox = spawnSandbox({
-        name: run.id,
-        nodeArgs: [RUNTIME_ENTRY],
-        socketDir: sidecar.socketDir,
-        files: workspace,
-        memoryMb: limits.agent_memory_ceiling_mb,
-        cpus: limits.agent_cpu_ceiling,
-      });
+      if (warm?.sandbox.go()) {
+        sandbox = warm.sandbox;
+        log.debug({ runId, sandbox: sandbox.name, pid: sandbox.child.pid }, 'run handed to a warm sandbox');
+      } else {
+        warm?.sandbox.kill(); // ended while waiting: a fresh one in the same folders
+        sandbox = spawnSandbox({
+          name: run.id,
+          nodeArgs: [RUNTIME_ENTRY],
+          socketDir: sidecar.socketDir,
+          files: workspace,
+          memoryMb: limits.agent_memory_ceiling_mb,
+          cpus: limits.agent_cpu_ceiling,
+        });
+      }
     } catch (err) {
       // Nothing runs yet: release what was opened for the run (MCP clients, sockets).
+      warm?.sandbox.kill();
       await sidecar.close().catch(() => undefined);
       await mcp.close();
       await dispatcher.close();
@@ -175,7 +234,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       throw err;
     }
     if (sandbox.mode === 'process') log.warn({ runId }, 'bwrap is missing: the agent runs WITHOUT isolation (process mode)');
-    await knex('runs').where({ id: runId }).update({ sandbox_mode: sandbox.mode });
+    const stopIfUnannounced = announced.then(() => announceFailed && sandbox.kill());
     let supervised: Supervised;
     try {
       supervised = await superviseSandbox(sandbox, {
@@ -185,15 +244,32 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
         // A draining worker records the handover (it is not a loss) before it stops the sandbox.
         onDrain: () => knex('runs').where({ id: runId }).update({ handovers: knex.raw('array_append(handovers, ?)', [attempt]) }),
       });
+      await stopIfUnannounced;
+      if (announceFailed) throw announceFailed;
       // A handed-over run writes its files again on the next worker (its runtime replays the calls).
       if (!supervised.drained) await keepOutputFiles(run, workspace.outputDir);
+      // The run's terminal status is written here, one round trip through Temporal sooner than
+      // runAgent's finalizeRun could (which then finds it written), unless runAgent may have
+      // decided otherwise: a cancel, or its timeout timer (started once the run started: after the
+      // signal above, or before it for runs begun before worker run slots; a second of margin for
+      // clocks). Should this write fail, finalizeRun writes it.
+      const timerFrom = Math.min(announcedAt, startedAt ? new Date(startedAt).getTime() : Number.POSITIVE_INFINITY);
+      const beforeTimeout = Date.now() < timerFrom + run.timeout_seconds * 1000 - 1000;
+      const output = sidecar.state.output;
+      if (output && !ctx.cancellationSignal.aborted && beforeTimeout) {
+        const ended = { ...(run as RunRow & { scope: string; name: string }), started_at: startedAt ?? run.started_at };
+        await endRun(knex, ended, agent, { status: 'success', output: output.value }).catch((err) => {
+          log.warn({ err, runId }, 'the run could not be ended here; runAgent ends it');
+        });
+      }
     } finally {
       await sidecar.close();
       await mcp.close();
       await dispatcher.close();
       await workspace.remove();
     }
-    if (sidecar.state.output) return { output: sidecar.state.output.value, sandboxMode: sandbox.mode };
+    const output = sidecar.state.output;
+    if (output) return { output: output.value, sandboxMode: sandbox.mode };
     if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The sandbox was stopped');
     if (supervised.drained) throw ApplicationFailure.retryable('The worker is shutting down: the run is handed over to another worker', 'WorkerDrain');
     throw failure(exitReason(supervised.exit, limits.agent_memory_ceiling_mb, sidecar));

@@ -9,11 +9,11 @@ export function createPublishRunEventActivity(deps: ActivityDeps) {
   return {
     /** Idempotent: the event id derives from run and type, delivery workflow ids from both ids. */
     async publishRunEvent(runId: string, type: string): Promise<number> {
+      if (!deps.config.modules.has('webhooks')) return 0; // events exist for webhooks only
       const run = (await runsWithPackage(knex).where('r.id', runId).select(RUN_SELECT).first()) as
         | (RunRow & { scope: string; name: string; ephemeral: boolean })
         | undefined;
       if (!run) return 0; // deleted meanwhile: nothing to announce
-      if (!deps.config.modules.has('webhooks')) return 0; // events exist for webhooks only
       return publishEvent(knex, workflows, {
         id: deterministicEventId(`${runId}:${type}`),
         type,

@@ -52,20 +52,39 @@ export function inputFilesOf(knex: Knex, runId: string): Promise<FileRow[]> {
   return knex<FileRow>('files').where({ run_id: runId, origin: 'input' }).orderBy('id');
 }
 
-/** Copies the run's input files (`rows`) out of storage and makes the folders the sandbox mounts. */
+/**
+ * Makes `root`/input (the worker's; read-only at /workspace/input) and `root`/output (the
+ * sandbox uid's; /workspace/output). A warm sandbox's are made before its run (sandbox/pool.ts).
+ */
+export async function makeWorkspaceDirs(root: string): Promise<{ inputDir: string; outputDir: string }> {
+  const inputDir = path.join(root, 'input');
+  const outputDir = path.join(root, 'output');
+  await fs.promises.mkdir(inputDir, { mode: 0o755 });
+  await fs.promises.mkdir(outputDir, { mode: 0o700 });
+  // The sandbox's uid may traverse the root and write the output folder, nothing else.
+  if (process.getuid?.() === 0) {
+    await fs.promises.chown(outputDir, SANDBOX_UID, SANDBOX_UID);
+    await fs.promises.chmod(root, 0o755);
+  }
+  return { inputDir, outputDir };
+}
+
+/**
+ * Copies the run's input files (`rows`) out of storage into the folders the sandbox mounts:
+ * new ones, or those `root` already holds (a warm sandbox's, made by makeWorkspaceDirs).
+ * `remove` removes `root` with everything in it.
+ */
 export async function prepareRunFiles(
   storage: FileStorage,
   run: Pick<RunRow, 'input'>,
   rows: Array<Pick<FileRow, 'id' | 'field' | 'name' | 'storage_key'>>,
   maxOutputBytes: number,
+  root?: string,
 ): Promise<RunWorkspace> {
-  const root = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'run-files-'));
-  const inputDir = path.join(root, 'input');
-  const outputDir = path.join(root, 'output');
-  const remove = () => fs.promises.rm(root, { recursive: true, force: true });
+  const dir = root ?? (await fs.promises.mkdtemp(path.join(os.tmpdir(), 'run-files-')));
+  const remove = () => fs.promises.rm(dir, { recursive: true, force: true });
   try {
-    await fs.promises.mkdir(inputDir, { mode: 0o755 });
-    await fs.promises.mkdir(outputDir, { mode: 0o700 });
+    const { inputDir, outputDir } = root ? { inputDir: path.join(dir, 'input'), outputDir: path.join(dir, 'output') } : await makeWorkspaceDirs(dir);
     const inputs: RunFilesInfo['inputs'] = {};
     const names = new Map<string, Set<string>>();
     // The stored input lists a field's files in the order given: their paths follow it.
@@ -84,11 +103,6 @@ export async function prepareRunFiles(
         paths.push(`${INPUT_MOUNT}/${field}/${name}`);
       }
       if (paths.length) inputs[field] = Array.isArray(value) ? paths : paths[0];
-    }
-    // The sandbox's uid may traverse the root and write the output folder, nothing else.
-    if (process.getuid?.() === 0) {
-      await fs.promises.chown(outputDir, SANDBOX_UID, SANDBOX_UID);
-      await fs.promises.chmod(root, 0o755);
     }
     return { inputDir, outputDir, info: { inputs, maxOutputFiles: OUTPUT_MAX_FILES, maxOutputBytes }, remove };
   } catch (err) {

@@ -1,14 +1,15 @@
 // Run state transitions. Each is idempotent: Temporal may retry it after a crash.
 import { ApplicationFailure } from '@temporalio/activity';
+import type { Knex } from 'knex';
 import { assertValid, userSchemaValidator } from '../shared/validation.ts';
 import { ProblemError } from '../shared/errors.ts';
 import { notifyRunEnded } from '../shared/notifications/create.ts';
 import { runDuration, runsEnded } from '../shared/observability/metrics.ts';
-import { notifyRunEvent } from '../shared/runs/events.ts';
+import { notifyRunEvent, RUN_EVENTS_CHANNEL, runEventPayload } from '../shared/runs/events.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
-import { LIVE_STATUSES, type RunStatus } from '../shared/runs/model.ts';
+import { LIVE_STATUSES, RUN_SELECT, type RunRow, type RunStatus, runsWithPackage } from '../shared/runs/model.ts';
+import { agentForRun, type ResolvedAgent } from '../shared/packages/resolve-agent.ts';
 import type { ActivityDeps } from './deps.ts';
-import { loadRunWithAgent } from './load-run.ts';
 
 export type RunOutcome =
   | { status: 'success'; output: unknown }
@@ -27,16 +28,106 @@ export function judgeOutput(outputSchema: object | null, output: unknown): RunOu
   }
 }
 
+/** The log line and status event of a status change, announced in that order (as appendRunLog, then notifyRunEvent, would). */
+function announceStatus(knex: Knex, row: { org_id: string; space_id: string; log_seq: number; status: string }, runId: string): Promise<unknown> {
+  const base = { runId, orgId: row.org_id, spaceId: row.space_id };
+  return knex.raw('select pg_notify(?, ?), pg_notify(?, ?)', [
+    RUN_EVENTS_CHANNEL,
+    runEventPayload({ kind: 'log', ...base, seq: row.log_seq }),
+    RUN_EVENTS_CHANNEL,
+    runEventPayload({ kind: 'status', ...base, status: row.status }),
+  ]);
+}
+
+/**
+ * pending -> running, with its log line and status event, when an attempt holds a sandbox slot
+ * (executeAgent; runs begun before worker run slots were marked by their workflow); every
+ * attempt records its sandbox mode. The transition and its log line are one statement, as the
+ * sandbox waits for them. The run's `started_at` (null when it never started).
+ */
+export async function startRun(knex: Knex, runId: string, sandboxMode: string): Promise<Date | null> {
+  const {
+    rows: [row],
+  } = await knex.raw(
+    `with started as (
+       update runs set status = 'running', started_at = now(), sandbox_mode = ?, log_seq = log_seq + 1
+       where id = ? and status = 'pending'
+       returning id, org_id, space_id, started_at, log_seq, status
+     ), logged as (
+       insert into run_logs (run_id, seq, level, type, message) select id, log_seq, 'info', 'status', 'Run started' from started
+     )
+     select org_id, space_id, started_at, log_seq, status from started`,
+    [sandboxMode, runId],
+  );
+  if (!row) {
+    const [again] = await knex('runs').where({ id: runId }).update({ sandbox_mode: sandboxMode }).returning('started_at');
+    return again?.started_at ?? null;
+  }
+  await announceStatus(knex, row, runId);
+  return row.started_at;
+}
+
+type LoadedRun = RunRow & { scope: string; name: string };
+
+/**
+ * Writes a live run's terminal status once (a success judged against the output schema), with
+ * its log line and notification (failed, timeout) in the same transaction, and announces them.
+ * The status the run has now. Called by the workflow's finalizeRun, and by executeAgent as soon
+ * as its run succeeded (finalizeRun then finds it written).
+ */
+export async function endRun(knex: Knex, run: LoadedRun, agent: ResolvedAgent | undefined, outcome: RunOutcome): Promise<RunStatus> {
+  let final = outcome;
+  if (outcome.status === 'success') {
+    if (!agent) throw ApplicationFailure.nonRetryable(`agent version ${run.package_version} of run ${run.id} is gone`);
+    final = judgeOutput(agent.outputSchema, outcome.output);
+  }
+  const row = await knex.transaction(async (trx) => {
+    const {
+      rows: [ended],
+    } = await trx.raw(
+      `with ended as (
+         update runs set status = ?, result = ?, error = ?, finished_at = now(), log_seq = log_seq + 1
+         where id = ? and status in ('pending', 'running')
+         returning id, status, org_id, space_id, user_id, schedule_id, error, log_seq
+       ), logged as (
+         insert into run_logs (run_id, seq, level, type, message) select id, log_seq, ?, 'status', ? from ended
+       )
+       select * from ended`,
+      [
+        final.status,
+        final.status === 'success' ? JSON.stringify({ output: final.output }) : null,
+        final.status === 'success' ? null : final.error,
+        run.id,
+        final.status === 'success' ? 'info' : 'error',
+        (final.status === 'success' ? 'Run succeeded' : `Run ${final.status}: ${final.error}`).slice(0, 10_000),
+      ],
+    );
+    if (!ended) return undefined;
+    await notifyRunEnded(trx, ended, `${run.scope}/${run.name}`);
+    await announceStatus(trx, ended, run.id); // delivered when the transaction commits
+    return ended as { status: RunStatus };
+  });
+  if (!row) return (await knex('runs').where({ id: run.id }).first('status')).status;
+  runsEnded.inc({ status: row.status });
+  // started_at stays null for a run that never started: its duration is null, not 0.
+  if (run.started_at) runDuration.observe({ status: row.status }, Math.max(0, Date.now() - new Date(run.started_at).getTime()) / 1000);
+  return row.status;
+}
+
 export function createRunStateActivities(deps: ActivityDeps) {
   const { knex } = deps;
   return {
-    /** pending -> running; emits run.started. False when the run was no longer pending. */
+    /**
+     * pending -> running (a run without a sandbox: remote runs, and runs begun before worker run
+     * slots); true when the run has started, by this call or by its executeAgent (startRun),
+     * false when it ended without starting.
+     */
     async markRunRunning(runId: string): Promise<boolean> {
       const [row] = await knex('runs')
         .where({ id: runId, status: 'pending' })
         .update({ status: 'running', started_at: knex.fn.now() })
         .returning(['org_id', 'space_id']);
-      if (!row) return false;
+      if (!row) return Boolean((await knex('runs').where({ id: runId }).first('started_at'))?.started_at);
       await appendRunLog(knex, runId, { level: 'info', type: 'status', message: 'Run started' });
       await notifyRunEvent(knex, { kind: 'status', runId, orgId: row.org_id, spaceId: row.space_id, status: 'running' });
       return true;
@@ -44,42 +135,10 @@ export function createRunStateActivities(deps: ActivityDeps) {
 
     /** Writes the terminal status once (validating a success against the output schema). */
     async finalizeRun(runId: string, outcome: RunOutcome): Promise<RunStatus> {
-      const loaded = await loadRunWithAgent(knex, runId);
-      if (!loaded) return 'cancelled'; // nothing left to finalize
-      const { run, agent } = loaded;
-      if (!LIVE_STATUSES.includes(run.status)) return run.status;
-      let final = outcome;
-      if (outcome.status === 'success') {
-        if (!agent) throw ApplicationFailure.nonRetryable(`agent version ${run.package_version} of run ${runId} is gone`);
-        final = judgeOutput(agent.outputSchema, outcome.output);
-      }
-      // The terminal status and its notification (failed, timeout) commit together.
-      const row = await knex.transaction(async (trx) => {
-        const [ended] = await trx('runs')
-          .where({ id: runId })
-          .whereIn('status', LIVE_STATUSES)
-          .update({
-            status: final.status,
-            result: final.status === 'success' ? JSON.stringify({ output: final.output }) : null,
-            error: final.status === 'success' ? null : final.error,
-            // started_at stays null for a run that never started: its duration is null, not 0.
-            finished_at: knex.fn.now(),
-          })
-          .returning(['id', 'status', 'org_id', 'space_id', 'user_id', 'schedule_id', 'error']);
-        const pkg = run as typeof run & { scope: string; name: string }; // loadRunWithAgent joins the package
-        if (ended) await notifyRunEnded(trx, ended, `${pkg.scope}/${pkg.name}`);
-        return ended;
-      });
-      if (!row) return (await knex('runs').where({ id: runId }).first()).status;
-      runsEnded.inc({ status: row.status });
-      if (run.started_at) runDuration.observe({ status: row.status }, Math.max(0, Date.now() - new Date(run.started_at).getTime()) / 1000);
-      await appendRunLog(knex, runId, {
-        level: final.status === 'success' ? 'info' : 'error',
-        type: 'status',
-        message: final.status === 'success' ? 'Run succeeded' : `Run ${final.status}: ${final.error}`,
-      });
-      await notifyRunEvent(knex, { kind: 'status', runId, orgId: row.org_id, spaceId: row.space_id, status: row.status });
-      return row.status;
+      const run = (await runsWithPackage(knex).where('r.id', runId).select(RUN_SELECT).first()) as LoadedRun | undefined;
+      if (!run) return 'cancelled'; // nothing left to finalize
+      if (!LIVE_STATUSES.includes(run.status)) return run.status; // written already (by executeAgent on success)
+      return endRun(knex, run, outcome.status === 'success' ? await agentForRun(knex, run) : undefined, outcome);
     },
   };
 }

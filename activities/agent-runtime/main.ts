@@ -19,11 +19,11 @@ interface Message {
 const socketPath = process.env.SIDECAR_SOCKET ?? '/sidecar/sidecar.sock';
 const MAX_NUDGES = 2;
 
-function call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
+function call<T>(method: string, path: string, body?: unknown, at = socketPath): Promise<{ status: number; body: T }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const req = http.request(
-      { socketPath, method, path, headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {} },
+      { socketPath: at, method, path, headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {} },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -174,7 +174,31 @@ async function main(): Promise<void> {
   fail(`The agent did not finish within ${run.maxTurns} model turns`);
 }
 
-main().then(
-  () => process.exit(0),
-  (err) => fail(`runtime error: ${(err as Error).message}`),
-);
+/**
+ * A warm sandbox (activities/sandbox/pool.ts) starts before its run exists: the runtime says
+ * `ready` on stdout and waits for the go on stdin, which comes once its run's sidecar listens.
+ * Stdin closed without a go: the sandbox was not needed.
+ */
+async function goSignal(): Promise<void> {
+  if (!process.argv.includes('--warm')) return;
+  // The HTTP client's first request loads and compiles much of it (about 10 ms): made once now,
+  // to a socket that is not there, so the run's first request is not the first.
+  await call('GET', '/', undefined, `${path.dirname(socketPath)}/.warm-up`).catch(() => undefined);
+  return new Promise((resolve) => {
+    const unneeded = () => process.exit(0);
+    process.stdin.once('end', unneeded);
+    process.stdin.once('data', () => {
+      process.stdin.off('end', unneeded);
+      process.stdin.destroy();
+      resolve();
+    });
+    process.stdout.write('ready\n');
+  });
+}
+
+goSignal()
+  .then(main)
+  .then(
+    () => process.exit(0),
+    (err) => fail(`runtime error: ${(err as Error).message}`),
+  );

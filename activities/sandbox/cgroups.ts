@@ -88,8 +88,10 @@ export function createRunCgroup(name: string, limits: { memoryMb: number; cpus: 
       },
     };
   }
-  return { mode, procsFiles: [], oomKilled: () => false, remove: async () => {} };
+  return NO_CGROUP;
 }
+
+export const NO_CGROUP: RunCgroup = { mode: 'none', procsFiles: [], oomKilled: () => false, remove: async () => {} };
 
 function readOr(file: string): string {
   try {

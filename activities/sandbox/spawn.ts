@@ -9,7 +9,7 @@ import { stripTypeScriptTypes } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../temporal/cli.ts';
-import { type CgroupMode, createRunCgroup, type RunCgroup } from './cgroups.ts';
+import { createRunCgroup, detectCgroupMode, NO_CGROUP, type RunCgroup } from './cgroups.ts';
 
 export type SandboxMode = 'bwrap+cgroup-v2' | 'bwrap+cgroup-v1' | 'bwrap' | 'process';
 
@@ -45,8 +45,15 @@ export function findBwrap(): string | null {
   return bwrapPath;
 }
 
+/** The mode spawnSandbox gives a sandbox on this host, known before one starts. */
+export function sandboxModeHere(): SandboxMode {
+  if (!findBwrap()) return 'process';
+  const cgroup = detectCgroupMode();
+  return cgroup === 'none' ? 'bwrap' : `bwrap+${cgroup}`;
+}
+
 export interface SandboxOptions {
-  /** Unique name (the run id): names the cgroup. */
+  /** Unique name (the run id, or a warm sandbox's name): names the cgroup. */
   name: string;
   /** Arguments to node inside the sandbox, e.g. ['/runtime/main.ts'] or ['-e', '0']. */
   nodeArgs: string[];
@@ -57,6 +64,8 @@ export interface SandboxOptions {
   memoryMb: number;
   cpus: number;
   env?: Record<string, string>;
+  /** Started ahead of its run (pool.ts): stdin is a pipe the runtime waits on for the go. Isolation is the same. */
+  warm?: boolean;
 }
 
 export interface SandboxExit {
@@ -67,10 +76,13 @@ export interface SandboxExit {
 }
 
 export interface Sandbox {
+  name: string;
   mode: SandboxMode;
   child: ChildProcess;
   exited: Promise<SandboxExit>;
   kill(): void;
+  /** A warm sandbox's go: a line on its stdin. False when it has ended. */
+  go(): boolean;
 }
 
 function symlinkArgs(): string[] {
@@ -134,7 +146,8 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
   const asRoot = process.getuid?.() === 0;
   let child: ChildProcess;
   let mode: SandboxMode;
-  let cgroup: RunCgroup = { mode: 'none' as CgroupMode, procsFiles: [], oomKilled: () => false, remove: async () => {} };
+  let cgroup: RunCgroup = NO_CGROUP;
+  const stdio = [opts.warm ? 'pipe' : 'ignore', 'pipe', 'pipe'] as const;
   if (bwrap) {
     cgroup = createRunCgroup(opts.name, { memoryMb: opts.memoryMb, cpus: opts.cpus }, SANDBOX_UID);
     mode = cgroup.mode === 'none' ? 'bwrap' : (`bwrap+${cgroup.mode}` as SandboxMode);
@@ -142,7 +155,7 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
     // The shell joins the cgroups itself, before exec, so nothing runs outside the ceilings.
     const join = cgroup.procsFiles.map((f) => `echo $$ > ${shellQuote(f)} && `).join('');
     child = spawn('/bin/sh', ['-c', `${join}exec ${command}`], {
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [...stdio],
       env: {},
       ...(asRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {}),
     });
@@ -151,7 +164,7 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
     const runtimeArgs = opts.nodeArgs.map((a) => a.replace(/^\/runtime\//, `${compiledRuntimeDir()}/`));
     const socket = opts.socketDir ? path.join(opts.socketDir, 'sidecar.sock') : '';
     child = spawn(process.execPath, [...heap, ...runtimeArgs], {
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [...stdio],
       // Unisolated, the runtime finds the workspace folders where they are on the host.
       env: {
         ...env,
@@ -168,6 +181,9 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
     stderr = (stderr + d.toString('utf8')).slice(-4000);
   });
   child.stdout!.resume();
+  // A warm sandbox killed before its go: its stdin may close under a write.
+  child.stdin?.on('error', () => undefined);
+  const alive = () => child.exitCode === null && child.signalCode === null;
   const exited = new Promise<SandboxExit>((resolve) => {
     child.once('close', (code, signal) => {
       const oomKilled = cgroup.oomKilled() || /heap out of memory|Reached heap limit/.test(stderr);
@@ -176,11 +192,17 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
     });
   });
   return {
+    name: opts.name,
     mode,
     child,
     exited,
     kill() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      if (alive()) child.kill('SIGKILL');
+    },
+    go() {
+      if (!alive() || !child.stdin?.writable) return false;
+      child.stdin.end('go\n');
+      return true;
     },
   };
 }

@@ -51,6 +51,8 @@ export interface SidecarDeps {
   delivery?: ApiCallContext['config'];
   /** Model call spans, children of the executeAgent activity's span (the context the sidecar was made in). */
   tracer?: Tracer;
+  /** Where to listen: a warm sandbox's folder, bound at its /sidecar (sandbox/pool.ts); else a new one. */
+  socketDir?: string;
 }
 
 export interface SidecarRun {
@@ -201,7 +203,7 @@ export class Sidecar {
     this.state = { usage: { ...spec.run.usage }, modelCalls: 0 };
     this.tools = toolDefs(spec.agent, deps.delivery ? spec.apiIntegrations : []);
     if (deps.mcp) this.tools.push(...deps.mcp.defs);
-    this.socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-'));
+    this.socketDir = deps.socketDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-'));
     this.server = http.createServer((req, res) => {
       const handling = this.handle(req, res).catch((err) => {
         if (err instanceof JournalMismatch) this.state.fatalError = err.message;

@@ -1,0 +1,168 @@
+// Warm sandboxes (issue 18): a worker keeps SANDBOX_WARM_POOL sandboxes started ahead of their
+// runs, each with the agent runtime loaded and waiting on stdin for its go, so a run hands over
+// to one instead of paying for bwrap and node to start. Isolation is that of every sandbox
+// (spawn.ts: the same namespaces, read-only root, uid, empty environment and cgroup ceilings):
+// each serves exactly one run and is destroyed when it ends; a replacement starts as a run takes
+// one. Per-run mounts are made with the sandbox: its own folder holds sidecar/ (bound at
+// /sidecar), input/ (/workspace/input, read-only) and output/ (/workspace/output), and the run
+// fills them at hand-over. Killed when the worker shuts down (and with it: --die-with-parent).
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Logger } from '../../shared/log.ts';
+import { makeWorkspaceDirs } from '../run-files.ts';
+import { RUNTIME_ENTRY, type Sandbox, spawnSandbox } from './spawn.ts';
+
+/** A sandbox waiting for its run, and the folder its mounts come from. */
+export interface WarmSandbox {
+  sandbox: Sandbox;
+  /** Holds sidecar/, input/ and output/; removed with the run's workspace. */
+  dir: string;
+  /** Where the run's sidecar listens (bound at /sidecar). */
+  socketDir: string;
+  /** Its runtime said `ready` (a sandbox still starting is handed over only when none is). */
+  ready: boolean;
+}
+
+export interface SandboxPoolOptions {
+  /** Sandboxes kept waiting; 0 keeps none. */
+  size: number;
+  memoryMb: number;
+  cpus: number;
+  log?: Logger;
+  /** What node runs; the agent runtime waiting for its go unless a test says otherwise. */
+  nodeArgs?: string[];
+}
+
+const MAX_BACKOFF_MS = 30_000;
+
+function alive(s: Sandbox): boolean {
+  return s.child.exitCode === null && s.child.signalCode === null;
+}
+
+export class SandboxPool {
+  private readonly opts: SandboxPoolOptions;
+  private readonly waiting: WarmSandbox[] = [];
+  private starting = 0;
+  private closed = false;
+  /** Sandboxes that died before saying `ready`, in a row: refills back off. */
+  private failures = 0;
+  private retry?: NodeJS.Timeout;
+  private readonly killAll = () => {
+    for (const w of this.waiting) w.sandbox.kill();
+  };
+
+  constructor(opts: SandboxPoolOptions) {
+    this.opts = opts;
+    process.once('exit', this.killAll);
+  }
+
+  /** Sandboxes waiting now (ready or still starting). */
+  get size(): number {
+    return this.waiting.length;
+  }
+
+  /** Starts sandboxes until `size` wait or are starting (at start, on each take, and after a run as a top-up). */
+  fill(): void {
+    if (this.closed || this.retry) return;
+    while (this.waiting.length + this.starting < this.opts.size) {
+      this.starting++;
+      this.start()
+        .catch((err) => {
+          this.opts.log?.warn({ err }, 'a warm sandbox could not be started');
+          this.failed();
+        })
+        .finally(() => {
+          this.starting--;
+        });
+    }
+  }
+
+  /**
+   * A waiting sandbox for one run, ready ones first; undefined when none waits. It never returns
+   * to the pool: its replacement starts now, so that it has the time of a whole run to be ready.
+   */
+  take(): WarmSandbox | undefined {
+    if (this.closed) return undefined;
+    let i = this.waiting.findIndex((w) => w.ready && alive(w.sandbox));
+    if (i < 0) i = this.waiting.findIndex((w) => alive(w.sandbox));
+    if (i < 0) return undefined;
+    const [taken] = this.waiting.splice(i, 1);
+    this.fill();
+    return taken;
+  }
+
+  /** Kills the waiting sandboxes and starts no more; resolves once they have ended. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    process.off('exit', this.killAll);
+    const ending = this.waiting.splice(0).map(async (w) => {
+      w.sandbox.kill();
+      await w.sandbox.exited;
+      await fs.promises.rm(w.dir, { recursive: true, force: true });
+    });
+    await Promise.all(ending);
+  }
+
+  private async start(): Promise<void> {
+    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'sandbox-'));
+    const remove = () => fs.promises.rm(dir, { recursive: true, force: true });
+    let sandbox: Sandbox;
+    let warm: WarmSandbox;
+    try {
+      const files = await makeWorkspaceDirs(dir);
+      const socketDir = path.join(dir, 'sidecar');
+      await fs.promises.mkdir(socketDir, { mode: 0o700 });
+      if (this.closed) {
+        await remove();
+        return;
+      }
+      sandbox = spawnSandbox({
+        name: `warm-${randomBytes(6).toString('hex')}`,
+        nodeArgs: this.opts.nodeArgs ?? [RUNTIME_ENTRY, '--warm'],
+        socketDir,
+        files,
+        memoryMb: this.opts.memoryMb,
+        cpus: this.opts.cpus,
+        warm: true,
+      });
+      warm = { sandbox, dir, socketDir, ready: false };
+    } catch (err) {
+      await remove();
+      throw err;
+    }
+    this.waiting.push(warm);
+    const onReady = (d: Buffer) => {
+      if (!d.toString('utf8').includes('ready')) return;
+      warm.ready = true;
+      this.failures = 0;
+      sandbox.child.stdout!.off('data', onReady);
+    };
+    sandbox.child.stdout!.on('data', onReady);
+    void sandbox.exited.then(async (exit) => {
+      const i = this.waiting.indexOf(warm);
+      if (i < 0) return; // taken: its run removes the folder, then refills
+      // Ended while waiting (killed from outside, or it could not start): replaced.
+      this.waiting.splice(i, 1);
+      await remove();
+      if (this.closed) return;
+      this.opts.log?.warn({ sandbox: sandbox.name, exit }, 'a warm sandbox ended before a run took it');
+      if (!warm.ready) this.failed();
+      else this.fill();
+    });
+  }
+
+  /** A start failed: the next refill waits, longer after each failure in a row. */
+  private failed(): void {
+    this.failures++;
+    if (this.closed || this.retry) return;
+    const wait = Math.min(MAX_BACKOFF_MS, 500 * 2 ** (this.failures - 1));
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      this.fill();
+    }, wait);
+    this.retry.unref();
+  }
+}

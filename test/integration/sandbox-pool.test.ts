@@ -1,0 +1,246 @@
+// Warm sandboxes (activities/sandbox/pool.ts): a run hands over to a sandbox started before it,
+// isolated as every sandbox is, and no sandbox serves a second run.
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { expect } from 'chai';
+import { SandboxPool, type WarmSandbox } from '../../activities/sandbox/pool.ts';
+import { createLogger } from '../../shared/log.ts';
+import { newOrg, startTestApi, type TestApi } from '../support/api.ts';
+import { FakeModel, toolCall } from '../support/fake-model.ts';
+import { importAgent } from '../support/packages.ts';
+import { startTestWorker, workerEnv } from '../support/worker.ts';
+
+/** A probe in place of the runtime: says `ready`, waits for its go, then runs `body` (which prints its result as JSON). */
+const probeArgs = (body: string) => ['-e', `process.stdout.write('ready\\n'); process.stdin.once('data', async () => { ${body} });`];
+
+async function takeReady(pool: SandboxPool): Promise<WarmSandbox> {
+  for (let i = 0; i < 200; i++) {
+    const warm = pool.take();
+    if (warm?.ready) return warm;
+    if (warm) {
+      // Taken before it said ready: wait for it (a run would hand over at once).
+      for (let j = 0; j < 200 && !warm.ready; j++) await new Promise((r) => setTimeout(r, 25));
+      return warm;
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error('no warm sandbox started');
+}
+
+/** Lets a taken probe go and returns the last JSON line it printed, with its exit. */
+async function run(warm: WarmSandbox) {
+  let out = '';
+  warm.sandbox.child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString();
+  });
+  expect(warm.sandbox.go()).to.equal(true);
+  const exit = await warm.sandbox.exited;
+  const last = out.replace('ready\n', '').trim().split('\n').pop();
+  return { exit, result: last ? JSON.parse(last) : null };
+}
+
+async function until(done: () => boolean): Promise<void> {
+  for (let i = 0; i < 400 && !done(); i++) await new Promise((r) => setTimeout(r, 25));
+  expect(done()).to.equal(true);
+}
+
+/** This process's sandboxes running a probe (bwrap, started through sh -c exec, names the probe's script). */
+function waitingPids(): number[] {
+  const out: number[] = [];
+  for (const d of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      const status = fs.readFileSync(`/proc/${d}/status`, 'utf8');
+      if (status.match(/^PPid:\s+(\d+)/m)?.[1] === String(process.pid) && alive(Number(d)) && fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('stdin.once')) out.push(Number(d));
+    } catch {}
+  }
+  return out;
+}
+
+const alive = (pid: number) => {
+  try {
+    return !/^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
+
+describe('warm sandboxes', function () {
+  this.timeout(60_000);
+
+  it("are isolated as any sandbox: uid nobody, empty environment, no network, read-only root, the run's folders mounted", async () => {
+    let hits = 0;
+    const target = http.createServer((_req, res) => {
+      hits++;
+      res.end('reached');
+    });
+    await new Promise<void>((r) => target.listen(0, '127.0.0.1', r));
+    const port = (target.address() as AddressInfo).port;
+    const pool = new SandboxPool({
+      size: 1,
+      memoryMb: 256,
+      cpus: 1,
+      nodeArgs: probeArgs(`
+        const fs = require('node:fs');
+        const net = require('node:net');
+        const tryWrite = (p) => { try { fs.writeFileSync(p, 'x'); return 'written'; } catch (e) { return e.code; } };
+        const connected = await new Promise((resolve) => {
+          const s = net.connect(${port}, '127.0.0.1');
+          s.once('connect', () => { s.destroy(); resolve('connected'); });
+          s.once('error', (e) => resolve(e.code));
+        });
+        console.log(JSON.stringify({
+          uid: process.getuid(),
+          env: Object.keys(process.env).sort(),
+          pids: fs.readdirSync('/proc').filter((d) => /^\\d+$/.test(d)).length,
+          connected,
+          input: fs.readFileSync('/workspace/input/late.txt', 'utf8'),
+          inputWrite: tryWrite('/workspace/input/late.txt'),
+          output: tryWrite('/workspace/output/out.txt'),
+          root: tryWrite('/evil'),
+          usr: tryWrite('/usr/evil'),
+          sidecar: fs.readdirSync('/sidecar'),
+        }));
+        process.exit(0);`),
+    });
+    try {
+      pool.fill();
+      const warm = await takeReady(pool);
+      expect(warm.sandbox.mode).to.match(/^bwrap/);
+      // What the run brings is written at hand-over, after the sandbox started.
+      fs.writeFileSync(path.join(warm.dir, 'input', 'late.txt'), 'written at hand-over');
+      // As the sidecar does when it listens there (sidecar/server.ts listenForSandbox).
+      fs.writeFileSync(path.join(warm.socketDir, 'sidecar.sock'), '');
+      fs.chownSync(warm.socketDir, 65534, 65534);
+      const { result, exit } = await run(warm);
+      expect(exit.code, exit.stderrTail).to.equal(0);
+      expect(result.uid).to.equal(65534);
+      expect(result.env).to.deep.equal(['HOME', 'PATH', 'PWD', 'SIDECAR_SOCKET', 'TMPDIR']);
+      expect(result.pids).to.be.lessThan(5);
+      expect(result.connected).to.not.equal('connected');
+      expect(hits).to.equal(0);
+      expect(result.input).to.equal('written at hand-over');
+      expect(result.inputWrite).to.be.oneOf(['EROFS', 'EACCES', 'EPERM']);
+      expect(result.output).to.equal('written');
+      expect(fs.readFileSync(path.join(warm.dir, 'output', 'out.txt'), 'utf8')).to.equal('x');
+      expect(result.root).to.be.oneOf(['EROFS', 'EACCES', 'EPERM']);
+      expect(result.usr).to.be.oneOf(['EROFS', 'EACCES', 'EPERM']);
+      expect(result.sidecar).to.deep.equal(['sidecar.sock']);
+      fs.rmSync(warm.dir, { recursive: true, force: true });
+    } finally {
+      await pool.close();
+      await new Promise<void>((r) => target.close(() => r()));
+    }
+  });
+
+  it('keep their memory ceiling after the go', async () => {
+    const pool = new SandboxPool({ size: 1, memoryMb: 64, cpus: 1, nodeArgs: probeArgs('const a = []; for (;;) a.push(Buffer.alloc(8 * 1024 * 1024, 1));') });
+    try {
+      pool.fill();
+      const warm = await takeReady(pool);
+      const { exit } = await run(warm);
+      expect(exit.code).to.not.equal(0);
+      expect(exit.oomKilled).to.equal(true);
+      fs.rmSync(warm.dir, { recursive: true, force: true });
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('are replaced when one ends while waiting, and killed when the pool closes', async () => {
+    const pool = new SandboxPool({ size: 2, memoryMb: 128, cpus: 1, nodeArgs: probeArgs('process.exit(0);') });
+    pool.fill();
+    await until(() => waitingPids().length === 2);
+    const [first] = waitingPids();
+    process.kill(first, 'SIGKILL');
+    await until(() => !alive(first) && waitingPids().length === 2);
+    const waiting = waitingPids();
+    expect(waiting).to.not.include(first);
+    await pool.close();
+    expect(waiting.filter(alive)).to.deep.equal([]);
+    expect(pool.take()).to.equal(undefined);
+  });
+
+  describe('serving runs', () => {
+    let api: TestApi;
+    let model: FakeModel;
+    let worker: Awaited<ReturnType<typeof startTestWorker>>;
+    const logs: Array<Record<string, any>> = [];
+
+    before(async () => {
+      model = await new FakeModel().start();
+      api = await startTestApi(workerEnv());
+      const sink = new Writable({
+        write(chunk, _enc, done) {
+          for (const line of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(line));
+          done();
+        },
+      });
+      worker = await startTestWorker({ SANDBOX_WARM_POOL: '1', LOG_LEVEL: 'debug' }, createLogger('debug', 'worker-test', sink));
+    });
+    after(async () => {
+      await worker?.stop();
+      await api?.close();
+      await model?.stop();
+    });
+
+    it('hands each run to a warm sandbox that serves no other run and is gone after it', async () => {
+      const org = await newOrg(api);
+      await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
+      await importAgent(org.client, { name: '@pool/quick', output: { type: 'object', properties: { ok: { type: 'boolean' } } } });
+      model.setFallback(() => toolCall('output', { ok: true }));
+      const served: Array<{ runId: string; sandbox: string; pid: number }> = [];
+      for (let i = 0; i < 3; i++) {
+        const run = await org.client.post('/api/agents/@pool/quick/run', { input: {} });
+        const done = await org.client.get(`/api/runs/${run.body.id}?wait=30`);
+        expect(done.body.status).to.equal('success');
+        expect(done.body.result).to.deep.equal({ output: { ok: true } });
+        expect(done.body.sandboxMode).to.match(/^bwrap/);
+        const line = logs.find((l) => l.msg === 'run handed to a warm sandbox' && l.runId === run.body.id);
+        expect(line, `run ${i + 1} was not handed to a warm sandbox`).to.not.equal(undefined);
+        served.push({ runId: run.body.id, sandbox: line!.sandbox, pid: line!.pid });
+        // The sandbox ended with its run.
+        for (let j = 0; j < 100 && alive(line!.pid); j++) await new Promise((r) => setTimeout(r, 20));
+        expect(alive(line!.pid)).to.equal(false);
+      }
+      expect(new Set(served.map((s) => s.sandbox)).size).to.equal(3);
+      expect(new Set(served.map((s) => s.pid)).size).to.equal(3);
+    });
+  });
+
+  describe('with SANDBOX_WARM_POOL=0', () => {
+    let api: TestApi;
+    let model: FakeModel;
+    let worker: Awaited<ReturnType<typeof startTestWorker>>;
+    const logs: Array<Record<string, any>> = [];
+
+    before(async () => {
+      model = await new FakeModel().start();
+      api = await startTestApi(workerEnv());
+      const sink = new Writable({
+        write(chunk, _enc, done) {
+          for (const line of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(line));
+          done();
+        },
+      });
+      worker = await startTestWorker({ SANDBOX_WARM_POOL: '0', LOG_LEVEL: 'debug' }, createLogger('debug', 'worker-test', sink));
+    });
+    after(async () => {
+      await worker?.stop();
+      await api?.close();
+      await model?.stop();
+    });
+
+    it('starts a sandbox for each run', async () => {
+      const org = await newOrg(api);
+      await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
+      await importAgent(org.client, { name: '@pool/cold' });
+      model.setFallback(() => toolCall('output', {}));
+      const runs = await Promise.all([1, 2].map(() => org.client.post('/api/agents/@pool/cold/run', { input: {} })));
+      for (const r of runs) expect((await org.client.get(`/api/runs/${r.body.id}?wait=30`)).body.status).to.equal('success');
+      expect(logs.filter((l) => l.msg === 'run handed to a warm sandbox')).to.deep.equal([]);
+    });
+  });
+});
