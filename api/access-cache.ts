@@ -5,7 +5,8 @@
 // without the cache. Lookups that find nothing are not kept (a new key or membership needs no
 // announcement), and time-bound facts (an API key's expiry) are checked by the caller each time.
 //
-// Most requests read the epoch first (one small query). A route marked `confirmsAccess` instead
+// Most requests read the epoch first (one small query; requests that arrive while a read is under
+// way share the next one, which starts after each of them arrived, as a group commit does). A route marked `confirmsAccess` instead
 // starts on the epoch the cache was last at, and checks it in its own first query (`confirm`) or
 // alongside it (`settle`), before any side effect; if the epoch moved, the router runs the
 // request again on a fresh view (api/router.ts). Either way nothing is answered on stale access.
@@ -33,10 +34,34 @@ async function readEpoch(knex: Knex): Promise<bigint> {
 export class AccessCache {
   private epoch = 0n;
   private readonly entries = new Map<string, unknown>();
+  /** The epoch read under way, if any. */
+  private reading?: Promise<unknown>;
+  /** The read the requests arriving meanwhile share: it starts once `reading` is done. */
+  private next?: Promise<bigint>;
 
   /** The lookups of a request, checked: reads the epoch first. */
   async view(knex: Knex): Promise<AccessView> {
-    return new AccessView(this, this.advance(await readEpoch(knex)), false);
+    return new AccessView(this, this.advance(await this.currentEpoch(knex)), false);
+  }
+
+  /**
+   * The epoch as a read started after this call sees it. While a read is under way, callers join
+   * the next one (started when it ends): under load one query serves a whole burst of requests.
+   */
+  currentEpoch(knex: Knex): Promise<bigint> {
+    if (this.next) return this.next;
+    const start = () => {
+      this.next = undefined; // later callers arrived after this read started: they join another
+      return readEpoch(knex);
+    };
+    const read = this.reading ? this.reading.then(start, start) : start();
+    if (this.reading) this.next = read;
+    this.reading = read;
+    const done = () => {
+      if (this.reading === read) this.reading = undefined;
+    };
+    read.then(done, done);
+    return read;
   }
 
   /** The lookups of a `confirmsAccess` request, on the epoch last seen (a fresh view when none was). */
@@ -94,8 +119,13 @@ export class AccessView {
     this.optimistic = false;
   }
 
+  /** Whether the epoch, read now, is still this view's: no access change committed since its lookups. */
+  async unchanged(knex: Knex): Promise<boolean> {
+    return (await this.cache.currentEpoch(knex)) === this.epoch;
+  }
+
   /** Checks an optimistic view with a query of its own (e.g. alongside a route's first query). */
   async settle(knex: Knex): Promise<void> {
-    if (this.optimistic) this.confirm(await readEpoch(knex));
+    if (this.optimistic) this.confirm(await this.cache.currentEpoch(knex));
   }
 }

@@ -17,6 +17,11 @@ export interface AccessWatcher {
   onLoss(reason: AccessLoss): void;
   /** The grant still holds with these scopes (perhaps narrower or wider than before). */
   onScopes?(scopes: ReadonlySet<Scope>): void;
+  /**
+   * Whether no access change committed since the request authenticated (its access epoch,
+   * api/access-cache.ts): the registration then needs no check of its own.
+   */
+  unchangedSinceAuth?(): Promise<boolean>;
 }
 
 /** The grant behind an authenticated space-scoped request, as it stands now. */
@@ -75,8 +80,13 @@ export class AccessWatch {
     }
     this.arm(entry);
     // A change committed between the request's authentication and this registration was not
-    // heard here: check once now (batched with every other read opened in the same turn).
-    this.queue(entry);
+    // heard here: check once now (batched with every other read opened in the same turn), unless
+    // the access epoch says nothing changed since.
+    const unchanged = watcher.unchangedSinceAuth?.() ?? Promise.resolve(false);
+    unchanged.then(
+      (same) => same || this.queue(entry),
+      () => this.queue(entry),
+    );
     return () => this.forget(entry);
   }
 

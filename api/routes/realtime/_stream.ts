@@ -141,6 +141,7 @@ export function subscribe(ctx: AppContext, query: RealtimeQuery, filter: { runId
   unwatch = runEvents.access.watch({
     grant,
     needs: 'runs:read',
+    unchangedSinceAuth: () => ctx.state.access!.unchanged(ctx.services.knex),
     onLoss: (code) => {
       log.info({ requestId, subscriber: stream.id, code }, 'realtime: stream ended, access lost');
       stream.endWith('error', JSON.stringify({ code }));

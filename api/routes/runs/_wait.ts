@@ -32,6 +32,7 @@ export async function waitForRun(ctx: AppContext, run: VisibleRun, seconds: numb
   const unwatch = hub.access.watch({
     grant: grantOf(ctx),
     needs,
+    unchangedSinceAuth: () => ctx.state.access!.unchanged(ctx.services.knex),
     onLoss: (reason) => {
       lost = reason;
       stop.abort();
