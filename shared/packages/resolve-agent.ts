@@ -6,7 +6,7 @@ import { orderedManifest } from './draft.ts';
 import { findOrgSkill, findVersion, getVersion } from './store.ts';
 import { pickVersion } from './versions.ts';
 import { prepared } from '../db/prepared.ts';
-import { type FileMap, fileText, fullName, type PackageRow, splitName } from './types.ts';
+import { type FileMap, fileText, fullName, type PackageRow, type PackageVersionRow, splitName } from './types.ts';
 import { visiblePackagesQuery } from './visibility.ts';
 
 export { findVisiblePackage } from './visibility.ts';
@@ -108,6 +108,27 @@ export async function resolveMcpServers(knex: Knex, orgId: string, deps: Record<
   return out;
 }
 
+/** Published versions already read: immutable once published, kept by package id and version. */
+const publishedVersions = new Map<string, PackageVersionRow>();
+const MAX_KEPT_VERSIONS = 256;
+
+/**
+ * A version of a named (not inline) package, from memory once read: a published version never
+ * changes, and which versions exist is read afresh by every launch, so a deleted package or
+ * version is never served from here.
+ */
+async function publishedVersion(knex: Knex, packageId: string, version: string): Promise<PackageVersionRow | undefined> {
+  const key = `${packageId}@${version}`;
+  const kept = publishedVersions.get(key);
+  if (kept) return kept;
+  const row = await getVersion(knex, packageId, version);
+  if (row && !knex.isTransaction) {
+    if (publishedVersions.size >= MAX_KEPT_VERSIONS) publishedVersions.clear();
+    publishedVersions.set(key, row);
+  }
+  return row;
+}
+
 /** Latest published version when `version` is omitted; exact version, dist-tag `latest`, or semver range otherwise. Returns undefined when the agent is not visible from spaceId or has no matching version. */
 export async function resolveAgent(
   knex: Knex,
@@ -124,7 +145,7 @@ export async function resolveAgent(
     .first();
   const pkg = (await prepared('launch-package', query)) as (PackageRow & { version_names: string[] }) | undefined;
   const picked = pkg && pickVersion(pkg.version_names, version);
-  const chosen = picked ? await getVersion(knex, pkg.id, picked) : undefined;
+  const chosen = picked ? await publishedVersion(knex, pkg.id, picked) : undefined;
   if (!pkg || !chosen) return undefined;
   return agentOf(knex, pkg, chosen.version, orderedManifest(chosen.manifest, chosen.files), chosen.files);
 }
