@@ -33,6 +33,7 @@ export function createApp(resources: Omit<Services, 'accessCache'>, extraRoutes:
   app.use(requestId as unknown as Koa.Middleware);
   app.use(observe as unknown as Koa.Middleware); // spans and request metrics, with the final status
   app.use(async (ctx, next) => {
+    if (!services.log.isLevelEnabled('debug')) return next();
     const t0 = performance.now();
     await next();
     const c = ctx as unknown as AppContext;

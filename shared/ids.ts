@@ -1,12 +1,21 @@
 // Identifiers: a stable prefix (SPEC naming conventions) plus random base62.
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 
 export const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
-/** Uniform random base62 string (rejection-free: randomInt is unbiased). */
+/**
+ * Uniform random base62 string: bytes below 248 (4 x 62) map to a digit each, the rest are
+ * dropped, so no digit is more likely than another; one random read for a whole id (every
+ * request makes one).
+ */
 export function randomBase62(length: number): string {
   let out = '';
-  for (let i = 0; i < length; i++) out += BASE62[randomInt(62)];
+  while (out.length < length) {
+    for (const b of randomBytes(length + 8)) {
+      if (b < 248) out += BASE62[b % 62];
+      if (out.length === length) break;
+    }
+  }
   return out;
 }
 
