@@ -4,6 +4,7 @@
 // API runs as its own process; the runs are pending rows no worker takes, finished by this
 // process in a transaction that announces them as finalizeRun does.
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -39,8 +40,28 @@ const launched = await org.client.post('/api/agents/@bench/idle/run', { input: {
 if (launched.status !== 201) throw new Error(`launch failed: ${launched.status} ${launched.text}`);
 const runId = launched.body.id as string;
 
-async function cannon(url: string, authorized: boolean): Promise<number> {
+/** CPU time (µs) a process has used, and all Postgres processes together: where a read's cost goes. */
+const CLOCK_TICK_US = 10_000; // USER_HZ 100
+function cpuUs(pid: number): number {
+  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_US;
+}
+function postgresCpuUs(): number {
+  let total = 0;
+  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      if (stat.includes(' (postgres) ')) total += cpuUs(Number(pid));
+    } catch {} // gone meanwhile
+  }
+  return total;
+}
+
+/** req/s at 50 connections, and the CPU per request of the server process (`pid`) and of Postgres. */
+async function cannon(url: string, authorized: boolean, pid?: number): Promise<{ rps: number; serverUs: number; postgresUs: number }> {
   let n = 0;
+  const server0 = pid ? cpuUs(pid) : 0;
+  const pg0 = postgresCpuUs();
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
@@ -48,7 +69,8 @@ async function cannon(url: string, authorized: boolean): Promise<number> {
     requests: [{ setupRequest: (req) => (authorized ? { ...req, headers: { ...req.headers, authorization: `Bearer ${keys[n++ % keys.length]}` } } : req) }],
   });
   if (result.non2xx > 0) throw new Error(`${url}: ${result.non2xx} answers were not 2xx`);
-  return result.requests.average;
+  const done = result.requests.total;
+  return { rps: result.requests.average, serverUs: pid ? (cpuUs(pid) - server0) / done : 0, postgresUs: (postgresCpuUs() - pg0) / done };
 }
 
 say(`1/2 GET /api/runs/{id}, ${CONNECTIONS} connections for ${SECONDS} s, against bare Koa + pg...`);
@@ -61,8 +83,8 @@ await new Promise<void>((resolve) => bare.stdout!.once('data', () => resolve()))
 const bareUrl = `http://127.0.0.1:${barePort}/runs/${runId}`;
 const serviceUrl = `${api.url}/api/runs/${runId}`;
 await cannon(bareUrl, false); // warm up the baseline (the service was warmed by its setup)
-const readService = await cannon(serviceUrl, true);
-const readBare = await cannon(bareUrl, false);
+const readService = await cannon(serviceUrl, true, service.pids[0]);
+const readBare = await cannon(bareUrl, false, bare.pid);
 bare.kill();
 
 say(`2/2 long-poll wake-up: ${WAITERS} waits open at once, ${MEASURED} runs finished one at a time...`);
@@ -119,13 +141,15 @@ await listener.end();
 await notifier.end();
 
 const rows: Row[] = [
-  ['GET run req/s at 50 conns', readService, readBare],
+  ['GET run req/s at 50 conns', readService.rps, readBare.rps],
+  ['  server CPU per GET (us)', readService.serverUs, readBare.serverUs],
+  ['  Postgres CPU per GET (us)', readService.postgresUs, readBare.postgresUs],
   ['long-poll wake-up p50 (ms)', pct(wake, 50), pct(raw, 50)],
   ['long-poll wake-up p95 (ms)', pct(wake, 95), pct(raw, 95)],
 ];
 printTable(rows, 'bare');
 console.log(
-  `\nbare = Koa + pg primary-key read (req/s); raw pg NOTIFY -> LISTEN round trip, send to receipt (wake-up, measured from the terminal commit's acknowledgement; issue 18's target is a p50 of 20 ms). Database connections while ${WAITERS} waits were open: ${during} (before: ${before}).`,
+  `\nbare = Koa + pg primary-key read (req/s; CPU per request of the serving process and of all Postgres processes, from /proc, while autocannon ran); raw pg NOTIFY -> LISTEN round trip, send to receipt (wake-up, measured from the terminal commit's acknowledgement; issue 18's target is a p50 of 20 ms). Database connections while ${WAITERS} waits were open: ${during} (before: ${before}).`,
 );
 writeResult('reads', {
   when: new Date().toISOString(),
