@@ -26,8 +26,7 @@ import { fileStorage } from '../shared/files/storage.ts';
 import { AGENT_SANDBOX_TASK_QUEUE } from '../shared/runs/attempts.ts';
 import { AGENT_RUNS_TASK_QUEUE } from '../shared/runs/launch.ts';
 import { temporalConnectionOptions } from '../shared/temporal-connection.ts';
-import { TracingPlugin, tracingClientInterceptors } from './tracing.ts';
-import { workflowEntry } from './workflow-entry.ts';
+import { cachedWorkflowBundle } from './workflow-bundle.ts';
 
 export { WORKFLOWS_PATH } from './workflow-entry.ts';
 
@@ -47,7 +46,7 @@ export async function createServiceWorkers(opts: {
   knex: Knex;
   log: Logger;
   temporalAddress: string;
-  /** A prebuilt bundle (tests build one and share it); otherwise bundled at start. */
+  /** A prebuilt bundle (tests build one and share it); otherwise the cached one (workers/workflow-bundle.ts). */
   workflowBundle?: WorkflowBundle;
   /** Traces (workers/tracing.ts); off by default. A prebuilt bundle must then include WORKFLOW_TRACING_MODULE. */
   tracing?: Tracing;
@@ -57,17 +56,20 @@ export async function createServiceWorkers(opts: {
   const { config, knex, log } = opts;
   const options = temporalConnectionOptions(config, opts.temporalAddress);
   const tracing = opts.tracing ?? NO_TRACING;
-  // Traced, the plugin reaches every worker made with this connection.
-  const connection = await NativeConnection.connect({ ...options, plugins: tracing.enabled ? [new TracingPlugin(tracing)] : [] } as never);
+  // Traced, the plugin reaches every worker made with this connection. Its module (Temporal's
+  // OpenTelemetry interceptors) loads only then.
+  const traced = tracing.enabled ? await import('./tracing.ts') : undefined;
+  const connection = await NativeConnection.connect({ ...options, plugins: traced ? [new traced.TracingPlugin(tracing)] : [] } as never);
   const clientConnection = await Connection.connect(options);
-  const workflows = new Client({ connection: clientConnection, namespace: config.temporalNamespace, interceptors: tracingClientInterceptors(tracing) });
+  const workflows = new Client({ connection: clientConnection, namespace: config.temporalNamespace, interceptors: traced?.tracingClientInterceptors(tracing) });
   // Shutting down drains: agents running here hand their runs over before the workers stop.
   const drain = new AbortController();
   // Log lines of a run's activities carry its id (shared/observability/context.ts), traced or not.
   installTraceContext();
   const deps = { config, knex, log, workflows, files: await fileStorage(config), draining: drain.signal, tracer: tracing.enabled ? tracing.tracer : undefined };
-  const bundle = opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: workflowEntry(config.modules) };
-  const common = { connection, namespace: config.temporalNamespace, ...bundle, shutdownGraceTime: '10 seconds' } as const;
+  // One bundle for both workflow task queues, read from disk: no webpack in this process.
+  const workflowBundle = opts.workflowBundle ?? (await cachedWorkflowBundle({ modules: config.modules, tracing: tracing.enabled, log }));
+  const common = { connection, namespace: config.temporalNamespace, workflowBundle, shutdownGraceTime: '10 seconds' } as const;
   const execute = createExecuteAgentActivity(deps);
   const chat = config.modules.has('chat') ? createChatActivities(deps) : undefined;
   const workers = [
