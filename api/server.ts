@@ -2,7 +2,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import type { Config } from '../shared/config.ts';
 import { createKnex } from '../shared/db/knex.ts';
 import { fileStorage } from '../shared/files/storage.ts';
@@ -40,8 +39,11 @@ export async function startApiServer(
   // Request ids (and, traced, trace ids) follow each request into its log lines.
   installTraceContext();
   const tracing = deps.tracing ?? createTracing({ serviceName: 'api', otlpEndpoint: config.otlpEndpoint });
-  // Traced, a workflow start carries the request's trace (and its request and run ids) in its headers.
-  const interceptors = tracing.enabled ? { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer: tracing.tracer })] } : undefined;
+  // Traced, a workflow start carries the request's trace (and its request and run ids) in its
+  // headers. Temporal's OpenTelemetry interceptors load only then.
+  const interceptors = tracing.enabled
+    ? { workflow: [new (await import('@temporalio/interceptors-opentelemetry')).OpenTelemetryWorkflowClientInterceptor({ tracer: tracing.tracer })] }
+    : undefined;
   const workflows = new Client({ connection: temporal, namespace: config.temporalNamespace, interceptors });
   const files = await fileStorage(config);
   const rateLimiters = new RateLimiters(config.redisUrl);

@@ -9,8 +9,7 @@
 // server's origin. A server that cannot be used at start (unreachable, refused by the policy,
 // no usable connection) is a warn entry in the run log and none of its tools are offered: the
 // run goes on with the rest.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Knex } from 'knex';
 import { type Agent, fetch as undiciFetch } from 'undici';
 import type { Config } from '../../shared/config.ts';
@@ -202,6 +201,8 @@ export class McpTools {
         const res = await undiciFetch(String(target), { ...(init as object), headers, redirect: 'manual', dispatcher: d } as unknown as Parameters<typeof undiciFetch>[1]);
         return res as unknown as Response;
       };
+      // The SDK (and zod under it) loads with the first agent that has an MCP server (issue 18).
+      const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/client/streamableHttp.js')]);
       const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: fetchWithCredential });
       client = new Client({ name: 'agent-sidecar', version: '1.0.0' });
       await client.connect(transport, { timeout: START_TIMEOUT_MS });

@@ -1,6 +1,7 @@
 // Per-route, per-identity limits (SPEC 8.1) on rate-limiter-flexible: counters in Redis when
 // REDIS_URL is set (shared by replicas), in process memory otherwise.
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { problem } from '../../shared/errors.ts';
 import { clientIp } from '../client-ip.ts';
@@ -13,7 +14,8 @@ export class RateLimiters {
   private readonly redis?: Redis;
 
   constructor(redisUrl?: string) {
-    if (redisUrl) this.redis = new Redis(redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2 });
+    // ioredis loads only with REDIS_URL (issue 18: memory of an API without it).
+    if (redisUrl) this.redis = new (createRequire(import.meta.url)('ioredis') as typeof import('ioredis')).Redis(redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2 });
   }
 
   /** One limiter per route pattern: counters are separate per endpoint. */

@@ -9,12 +9,19 @@
 // baggage propagator (Temporal's interceptors carry both in workflow and activity headers).
 // `request.id` and `run.id` travel as baggage: every span started under them gets them as
 // attributes, and every log line written under them gets them as fields (shared/log.ts).
+import { createRequire } from 'node:module';
 import { type Attributes, type Context, propagation, type Span, type Tracer, trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { type IResource, Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor, type ReadableSpan, SimpleSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type * as OtlpHttp from '@opentelemetry/exporter-trace-otlp-http';
+import type * as Resources from '@opentelemetry/resources';
+import type { IResource } from '@opentelemetry/resources';
+import type * as TraceBase from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type * as TraceNode from '@opentelemetry/sdk-trace-node';
 import { installTraceContext, REQUEST_ID, RUN_ID } from './context.ts';
+
+// The SDK and the OTLP exporter load only when tracing is on (issue 18: an untraced process does
+// not hold them); they are CommonJS, so createTracing stays synchronous.
+const require = createRequire(import.meta.url);
 
 export { inSpan, installTraceContext, logContext, REQUEST_ID, RUN_ID, withRunId } from './context.ts';
 
@@ -89,7 +96,12 @@ export function createTracing(opts: { serviceName: string; exporter?: SpanExport
   if (!opts.exporter && !opts.otlpEndpoint) return NO_TRACING;
   installTraceContext();
   // OTLPTraceExporter reads OTEL_EXPORTER_OTLP_ENDPOINT (adding /v1/traces) and the other OTEL_* variables itself.
-  const exporting = opts.exporter ? new SimpleSpanProcessor(opts.exporter) : new BatchSpanProcessor(new OTLPTraceExporter());
+  const { BatchSpanProcessor, SimpleSpanProcessor } = require('@opentelemetry/sdk-trace-base') as typeof TraceBase;
+  const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node') as typeof TraceNode;
+  const { Resource } = require('@opentelemetry/resources') as typeof Resources;
+  const exporting = opts.exporter
+    ? new SimpleSpanProcessor(opts.exporter)
+    : new BatchSpanProcessor(new (require('@opentelemetry/exporter-trace-otlp-http') as typeof OtlpHttp).OTLPTraceExporter());
   const resource = Resource.default().merge(new Resource({ 'service.name': process.env.OTEL_SERVICE_NAME || `agent-execution-service-${opts.serviceName}` }));
   const provider = new NodeTracerProvider({ resource, spanProcessors: [new BaggageAttributes(), exporting] });
   return {

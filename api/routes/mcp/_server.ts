@@ -1,9 +1,8 @@
 // One JSON-RPC envelope of the MCP endpoint, answered by the official SDK in stateless mode: a
 // new server and transport per HTTP request (no Mcp-Session-Id, nothing kept between requests,
 // so any API replica answers any request), with JSON responses rather than an SSE stream.
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CURRENT_API_VERSION } from '../../../shared/api-version.ts';
 import { type ErrorCode as ProblemCode, ProblemError, problem } from '../../../shared/errors.ts';
 import { problemBody } from '../../middleware/problems.ts';
@@ -30,7 +29,16 @@ function toolError(ctx: AppContext, err: unknown, tool: string): CallToolResult 
   return { content: [{ type: 'text', text: `${p.code}: ${p.detail}` }], structuredContent: body, isError: true };
 }
 
-function mcpServer(ctx: AppContext): Server {
+/** The SDK (and zod under it), loaded by the first envelope: an API nobody asks over MCP does not hold it (issue 18). */
+let sdk: Promise<[typeof import('@modelcontextprotocol/sdk/server/index.js'), typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), typeof import('@modelcontextprotocol/sdk/types.js')]> | undefined;
+const loadSdk = () =>
+  (sdk ??= Promise.all([
+    import('@modelcontextprotocol/sdk/server/index.js'),
+    import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    import('@modelcontextprotocol/sdk/types.js'),
+  ]));
+
+function mcpServer(ctx: AppContext, [{ Server }, , { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }]: Awaited<ReturnType<typeof loadSdk>>): Server {
   const server = new Server({ name: 'agent-execution-service', title: 'Agent Execution Service', version: CURRENT_API_VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
     tools: TOOLS.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: { title: t.title, ...t.annotations } })),
@@ -60,8 +68,9 @@ export async function answerEnvelope(ctx: AppContext, body: unknown): Promise<vo
   const version = ctx.get('Mcp-Protocol-Version');
   if (version) headers['mcp-protocol-version'] = version;
   const request = new Request(new URL(ctx.originalUrl, ctx.services.config.publicUrl), { method: 'POST', headers });
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  const server = mcpServer(ctx);
+  const modules = await loadSdk();
+  const transport = new modules[1].WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const server = mcpServer(ctx, modules);
   await server.connect(transport);
   try {
     const response = await transport.handleRequest(request, { parsedBody: body });

@@ -4,7 +4,8 @@
 // explained here.
 import { createHmac } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+import type { Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import { SCOPES } from '../../../shared/permissions.ts';
 import { accountClaims } from '../../../shared/oidc/accounts.ts';
 import { postgresAdapter } from '../../../shared/oidc/adapter.ts';
@@ -42,6 +43,8 @@ export interface OidcServer {
 
 async function createServer(services: Services): Promise<OidcServer> {
   const { config, knex } = services;
+  // The library loads with the first OAuth request, not with the API (issue 18).
+  const { default: Provider, errors } = await import('oidc-provider');
   const audience = apiAudience(config.publicUrl);
   const keys = await loadSigningKeys(knex, config.secretsKey);
   // Cookie signing keys derived from SECRETS_KEY: stable across restarts and replicas.
