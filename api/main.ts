@@ -1,8 +1,12 @@
 // API process entry: `node api/main.ts` with DATABASE_URL, TEMPORAL_ADDRESS and SECRETS_KEY set
 // (npm start sets both for its children). Scale out by running several.
-import { loadServiceConfig } from '../shared/config.ts';
-import { createLogger } from '../shared/log.ts';
-import { startApiServer } from './server.ts';
+import { applyProcessTuning } from '../shared/stack/tuned-process.ts';
+
+// Before anything else loads: this process may start again with its memory settings.
+applyProcessTuning();
+const { loadServiceConfig } = await import('../shared/config.ts');
+const { createLogger } = await import('../shared/log.ts');
+const { startApiServer } = await import('./server.ts');
 
 const config = loadServiceConfig('API');
 const log = createLogger(config.logLevel, 'api');

@@ -1,12 +1,17 @@
 // Worker process entry: `node workers/main.ts` with DATABASE_URL, TEMPORAL_ADDRESS and SECRETS_KEY set
 // (npm start sets both). Scale out by running several.
-import { DefaultLogger, type LogLevel, Runtime } from '@temporalio/worker';
-import { loadServiceConfig } from '../shared/config.ts';
-import { createKnex } from '../shared/db/knex.ts';
-import { createLogger } from '../shared/log.ts';
-import { freeLoopbackPort } from '../shared/observability/metrics.ts';
-import { createTracing } from '../shared/observability/tracing.ts';
-import { createServiceWorkers } from './service-workers.ts';
+import type { LogLevel } from '@temporalio/worker';
+import { applyProcessTuning } from '../shared/stack/tuned-process.ts';
+
+// Before anything else loads: this process may start again with its memory settings.
+applyProcessTuning();
+const { DefaultLogger, Runtime } = await import('@temporalio/worker');
+const { loadServiceConfig } = await import('../shared/config.ts');
+const { createKnex } = await import('../shared/db/knex.ts');
+const { createLogger } = await import('../shared/log.ts');
+const { freeLoopbackPort } = await import('../shared/observability/metrics.ts');
+const { createTracing } = await import('../shared/observability/tracing.ts');
+const { createServiceWorkers } = await import('./service-workers.ts');
 
 const config = loadServiceConfig('worker');
 const log = createLogger(config.logLevel, 'worker');

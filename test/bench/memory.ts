@@ -1,7 +1,8 @@
 // Memory (issue 18): the resident memory of the API and a worker, idle right after start and idle
 // again after some runs, against the goal of 250 MB for the pair; and the memory of a running
 // sandbox (bwrap and the agent runtime's node, summed per run) against 80 MB. Read from
-// /proc/<pid>/status (VmRSS) of the processes as production runs them.
+// /proc/<pid>/status (VmRSS) of the processes as production runs them (their entry points apply
+// their own memory settings, shared/stack/tuned-process.ts).
 import fs from 'node:fs';
 import { mochaGlobalSetup, mochaGlobalTeardown } from '../setup/global.ts';
 import { newOrg } from '../support/api.ts';
@@ -43,6 +44,9 @@ const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 say('starting the stack (embedded Postgres, Temporal dev server), then the API and one worker...');
 await mochaGlobalSetup();
 const model = await new FakeModel().start();
+// A first start and stop leaves what a deployment has from its second start on: the workflow
+// bundle and Node's compile cache on disk (workers/workflow-bundle.ts, shared/stack/tuned-process.ts).
+await (await startServiceProcesses({})).stop();
 const service = await startServiceProcesses({});
 const api = { url: service.apiUrl };
 const [apiPid, workerPid] = service.pids;
