@@ -1,5 +1,9 @@
-
+// The run path (issue 18): launch acknowledgement, POST to terminal and runs/s against bare
+// baselines (client.workflow.start; a workflow whose one activity spawns a fresh sandbox), and a
+// growth table: POST to terminal and runs/s as concurrency goes 1, 10, 50, 100, and launch
+// acknowledgement with 10k and 100k rows in `runs`.
 import { Client, Connection } from '@temporalio/client';
+import { createKnex } from '../../shared/db/knex.ts';
 import { mochaGlobalSetup, mochaGlobalTeardown } from '../setup/global.ts';
 import { pct, printTable, type Row, resultsOf, say, writeResult } from './report.ts';
 import { startServiceProcesses } from './processes.ts';
@@ -62,7 +66,7 @@ for (let i = 0; i < 3; i++) {
   await (await bareStart('bareSandboxWorkflow')).result();
 }
 
-say('1/3 launch acknowledgement (40 each, one at a time, each run finished before the next)...');
+say('1/4 launch acknowledgement (40 each, one at a time, each run finished before the next)...');
 const ackRun: number[] = [];
 const ackBare: number[] = [];
 let firstRun: { id: string; client: Http } | undefined;
@@ -77,7 +81,7 @@ for (let i = 0; i < 40; i++) {
   await handle.result();
 }
 
-say('2/3 POST to terminal (25 sequential)...');
+say('2/4 POST to terminal (25 sequential)...');
 const e2eRun: number[] = [];
 const e2eBare: number[] = [];
 for (let i = 0; i < 25; i++) {
@@ -91,33 +95,90 @@ for (let i = 0; i < 25; i++) {
   e2eBare.push(performance.now() - t0);
 }
 
-say('3/3 throughput at 10 and 50 concurrent launches...');
-async function throughput(concurrency: number, total: number, one: (slot: number) => Promise<void>): Promise<number> {
+say('3/4 growth: POST to terminal and runs/s at 1, 10, 50 and 100 concurrent...');
+/** `total` runs by `concurrency` loops: runs/s, and the p50 of each one's POST to terminal. */
+async function throughput(concurrency: number, total: number, one: (slot: number) => Promise<void>): Promise<{ rps: number; p50: number }> {
   let next = 0;
+  const each: number[] = [];
   const t0 = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async (_, slot) => {
       while (next < total) {
         next++;
+        const t = performance.now();
         await one(slot);
+        each.push(performance.now() - t);
       }
     }),
   );
-  return total / ((performance.now() - t0) / 1000);
+  return { rps: total / ((performance.now() - t0) / 1000), p50: pct(each, 50) };
 }
 const runOne = async (slot: number) => {
   const r = await launch(slot);
-  await untilDone(r.client, r.id);
+  const status = await untilDone(r.client, r.id);
+  if (status !== 'success') throw new Error(`bench run ended ${status}`);
 };
 const bareOne = async () => {
   await (await bareStart('bareSandboxWorkflow')).result();
 };
-const tput = {
-  run10: await throughput(10, 40, runOne),
-  bare10: await throughput(10, 40, bareOne),
-  run50: await throughput(50, 100, runOne),
-  bare50: await throughput(50, 100, bareOne),
-};
+const growth: Array<{ concurrency: number; runs: number; service: { rps: number; p50: number }; bare: { rps: number; p50: number } }> = [];
+for (const [concurrency, runs] of [
+  [1, 20],
+  [10, 40],
+  [50, 100],
+  [100, 200],
+]) {
+  // Every loop's key is made before the clock starts (at most 18 launches a key), so no key is made while timed.
+  slots.clear();
+  for (let slot = 0; slot < concurrency; slot++) {
+    await clientFor(slot);
+    slots.get(slot)!.used = 0;
+  }
+  const service = await throughput(concurrency, runs, runOne);
+  const bare = await throughput(concurrency, runs, bareOne);
+  growth.push({ concurrency, runs, service, bare });
+}
+const at = (c: number) => growth.find((g) => g.concurrency === c)!;
+
+say('4/4 launch acknowledgement with 10k and 100k rows in runs (synthetic finished runs of the bench organization, 30 launches each)...');
+const knex = createKnex(stack().databaseUrl, { min: 0, max: 2 });
+const template = firstRun!.id;
+const columns: string[] = (await knex.raw(`select column_name from information_schema.columns where table_name = 'runs' and table_schema = current_schema()`)).rows.map(
+  (r: { column_name: string }) => r.column_name,
+);
+/** Adds `n` finished runs, copies of the bench's first run but for their id and times, spread over the last days. */
+async function addRuns(n: number): Promise<void> {
+  const value = (c: string) =>
+    ({
+      id: `'run_' || md5(random()::text || g::text)`,
+      status: `'success'`,
+      created_at: `now() - g * interval '1 second'`,
+      started_at: `now() - g * interval '1 second'`,
+      finished_at: `now() - g * interval '1 second' + interval '100 milliseconds'`,
+    })[c] ?? `t.${c}`;
+  await knex.raw(
+    `insert into runs (${columns.join(', ')}) select ${columns.map(value).join(', ')} from generate_series(1, ?) g, (select * from runs where id = ?) t`,
+    [n, template],
+  );
+  await knex.raw('analyze runs');
+}
+async function launchP50(): Promise<number> {
+  const ms: number[] = [];
+  for (let i = 0; i < 30; i++) {
+    const r = await launch();
+    ms.push(r.ms);
+    await untilDone(r.client, r.id);
+  }
+  return pct(ms, 50);
+}
+const rowsBefore = Number((await knex('runs').count('* as n'))[0].n);
+const launchAt: Array<{ rows: number; p50: number }> = [{ rows: rowsBefore, p50: await launchP50() }];
+for (const target of [10_000, 100_000]) {
+  const have = Number((await knex('runs').count('* as n'))[0].n);
+  await addRuns(target - have);
+  launchAt.push({ rows: target, p50: await launchP50() });
+}
+await knex.destroy();
 
 const sandboxMode = (await org.client.get(`/api/runs/${firstRun!.id}`)).body.sandboxMode;
 const rows = [
@@ -125,11 +186,20 @@ const rows = [
   ['launch ack p95 (ms)', pct(ackRun, 95), pct(ackBare, 95)],
   ['POST to terminal p50 (ms)', pct(e2eRun, 50), pct(e2eBare, 50)],
   ['POST to terminal p95 (ms)', pct(e2eRun, 95), pct(e2eBare, 95)],
-  ['runs/s at 10 concurrent', tput.run10, tput.bare10],
-  ['runs/s at 50 concurrent', tput.run50, tput.bare50],
+  ['runs/s at 10 concurrent', at(10).service.rps, at(10).bare.rps],
+  ['runs/s at 50 concurrent', at(50).service.rps, at(50).bare.rps],
 ] satisfies Row[];
 printTable(rows, 'bare');
-console.log(`\nsandbox mode: ${sandboxMode}; bare = client.workflow.start (ack) and a workflow whose one activity spawns node -e 0 in the same sandbox`);
+console.log(`\nsandbox mode: ${sandboxMode}; bare = client.workflow.start (ack) and a workflow whose one activity spawns node -e 0 in a fresh sandbox (as many at once as the worker has run slots)`);
+
+const growthRows = growth.flatMap((g) => [
+  [`POST to terminal p50 at ${g.concurrency} (ms)`, g.service.p50, g.bare.p50],
+  [`runs/s at ${g.concurrency} concurrent`, g.service.rps, g.bare.rps],
+]) satisfies Row[];
+console.log('\ngrowth with concurrency (each level: service, then bare)');
+printTable(growthRows, 'bare');
+console.log('\ngrowth with rows in `runs`: launch ack p50 (ms)');
+for (const l of launchAt) console.log(`${String(l.rows).padStart(8)} rows  ${l.p50.toFixed(1).padStart(8)}`);
 
 const result = {
   when: new Date().toISOString(),
@@ -137,6 +207,15 @@ const result = {
   sandboxMode,
   samples: { ack: ackRun.length, e2e: e2eRun.length },
   results: resultsOf(rows, 'bare'),
+  growth: {
+    concurrency: growth.map((g) => ({
+      concurrency: g.concurrency,
+      runs: g.runs,
+      service: { postToTerminalP50Ms: Math.round(g.service.p50 * 10) / 10, runsPerSecond: Math.round(g.service.rps * 10) / 10 },
+      bare: { postToTerminalP50Ms: Math.round(g.bare.p50 * 10) / 10, runsPerSecond: Math.round(g.bare.rps * 10) / 10 },
+    })),
+    launchAckP50ByRows: launchAt.map((l) => ({ rows: l.rows, p50Ms: Math.round(l.p50 * 10) / 10 })),
+  },
 };
 writeResult('runs', result);
 
