@@ -1,7 +1,15 @@
-// One delivery attempt (SPEC 6.2, 6.3): resolve and check the destination, sign with the
-// current secret (and the previous one during a rotation window), POST with a 15 s limit and no
+// Delivery attempts (SPEC 6.2, 6.3): resolve and check the destination, sign with the current
+// secret (and the previous one during a rotation window), POST with a 15 s limit and no
 // redirects, record the attempt, and classify the answer for the ladder.
+// `deliverWebhookAttempt` makes one attempt for deliverWebhook (ladders, replays, test.ping);
+// `deliverWebhookBatch` makes the first attempts of many events to one webhook for its outbox
+// (workflows/webhooks/webhook-outbox.ts): one read of the webhook and of the events, one
+// destination check, the requests side by side over the kept-alive connections of one
+// dispatcher, one insert of the attempts, and a deliverWebhook for each one to retry.
+import { Context } from '@temporalio/activity';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { request } from 'undici';
+import { deliveryWorkflowId, PLATFORM_TASK_QUEUE } from '../../shared/events/publish.ts';
 import { checkDestination, EgressError, egressDispatcher } from '../../shared/egress.ts';
 import { newId } from '../../shared/ids.ts';
 import { webhookAttempts } from '../../shared/observability/metrics.ts';
@@ -13,6 +21,12 @@ import type { ActivityDeps } from '../deps.ts';
 export type AttemptOutcome = 'success' | 'retry' | 'permanent' | 'unresolvable' | 'gone';
 
 export const ATTEMPT_TIMEOUT_MS = 15_000;
+/** Requests one batch has open at once (over as many kept-alive connections). */
+export const BATCH_CONCURRENCY = 16;
+/** A batch heartbeats this often while it runs (the outbox notices a lost worker). */
+const HEARTBEAT_MS = 5_000;
+/** The ladder's first wait (workflows/webhooks/deliver-webhook.ts RETRY_WAITS[0]). */
+const FIRST_RETRY_WAIT_MS = 30_000;
 
 export function classify(status: number): AttemptOutcome {
   if (status >= 200 && status < 300) return 'success';
@@ -20,83 +34,214 @@ export function classify(status: number): AttemptOutcome {
   return 'permanent';
 }
 
+interface HookRow {
+  id: string;
+  url: string;
+  enabled: boolean;
+  payload_mode: 'full' | 'summary';
+  secret_enc: string;
+  secret_previous_enc: string | null;
+  rotation_window_ends_at: Date | null;
+}
+
+interface Attempted {
+  outcome: AttemptOutcome;
+  ok: boolean;
+  statusCode?: number;
+  latencyMs: number;
+  error?: string;
+  at: Date;
+}
+
+/** Counts of a batch's events by outcome; `skipped`: already attempted (a repeated publish or batch). */
+export type BatchOutcomes = Partial<Record<AttemptOutcome | 'skipped', number>>;
+
+/** Heartbeats until the returned function is called (nothing outside an activity). */
+function heartbeating(): () => void {
+  let ctx: Context;
+  try {
+    ctx = Context.current();
+  } catch {
+    return () => undefined;
+  }
+  const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
+  return () => clearInterval(timer);
+}
+
 export function createWebhookDeliveryActivity(deps: Omit<ActivityDeps, 'files'>) {
-  const { knex, config } = deps;
+  const { knex, config, workflows } = deps;
+  // One dispatcher for every attempt of this worker: connections to a destination are kept
+  // alive and reused; each new one passes the egress lookup, and every attempt (or batch) is
+  // preceded by checkDestination.
   const dispatcher = egressDispatcher(config.egressAllowInternalHosts, ATTEMPT_TIMEOUT_MS, config.extraCaCertsPath);
 
-  async function record(webhookId: string, event: StoredEvent, attempt: number, r: { ok: boolean; statusCode?: number; latencyMs: number; error?: string }) {
-    await knex('webhook_deliveries')
-      .insert({
-        id: newId('whd'),
-        webhook_id: webhookId,
-        event_id: event.id,
-        event_type: event.type,
-        status: r.ok ? 'success' : 'failed',
-        status_code: r.statusCode ?? null,
-        latency_ms: Math.round(r.latencyMs),
-        attempt,
-        error: r.error ?? null,
-      })
-      .onConflict(['webhook_id', 'event_id', 'attempt'])
-      .ignore();
+  function row(webhookId: string, event: StoredEvent, attempt: number, r: Attempted) {
+    return {
+      id: newId('whd'),
+      webhook_id: webhookId,
+      event_id: event.id,
+      event_type: event.type,
+      status: r.ok ? 'success' : 'failed',
+      status_code: r.statusCode ?? null,
+      latency_ms: Math.round(r.latencyMs),
+      attempt,
+      error: r.error ?? null,
+      created_at: r.at,
+    };
   }
 
-  const attempts = {
-    async deliverWebhookAttempt(input: { eventId: string; webhookId: string; attempt: number }): Promise<AttemptOutcome> {
-      const hook = await knex('webhooks').where({ id: input.webhookId }).first();
-      const event = (await knex('events').where({ id: input.eventId }).first()) as StoredEvent | undefined;
-      if (!hook || !event) return 'gone';
-      if (!hook.enabled && event.type !== 'test.ping') return 'gone';
-      const t0 = performance.now();
-      try {
-        await checkDestination(hook.url, { allowInternalHosts: config.egressAllowInternalHosts, requireHttps: true });
-      } catch (err) {
-        if (!(err instanceof EgressError)) throw err;
-        await record(hook.id, event, input.attempt, { ok: false, latencyMs: performance.now() - t0, error: err.message });
-        return err.reason === 'unresolvable' ? 'unresolvable' : 'permanent';
-      }
-      const secrets = [decryptSecret(config.secretsKey, hook.secret_enc)];
-      if (hook.secret_previous_enc && hook.rotation_window_ends_at && hook.rotation_window_ends_at.getTime() > Date.now()) {
-        secrets.push(decryptSecret(config.secretsKey, hook.secret_previous_enc));
-      }
-      const body = envelopeBody(event, hook.payload_mode);
-      try {
-        const res = await request(hook.url, {
-          method: 'POST',
-          headers: signedHeaders(secrets, event.id, input.attempt, body),
-          body,
-          dispatcher,
-          signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
-          maxRedirections: 0,
-        } as Parameters<typeof request>[1]);
-        await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined); // response bodies are not stored
-        const outcome = classify(res.statusCode);
-        await record(hook.id, event, input.attempt, {
-          ok: outcome === 'success',
-          statusCode: res.statusCode,
-          latencyMs: performance.now() - t0,
-          error: outcome === 'success' ? undefined : `HTTP ${res.statusCode}`,
-        });
-        return outcome;
-      } catch (err) {
-        const e = err as Error & { code?: string; cause?: { code?: string } };
-        const blocked = e instanceof EgressError || e.cause instanceof EgressError;
-        const reason = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` : e.message;
-        await record(hook.id, event, input.attempt, { ok: false, latencyMs: performance.now() - t0, error: reason });
-        // A name that now resolves to a private address is a permanent refusal (SPEC 6.3.6).
-        return blocked ? 'permanent' : 'retry';
-      }
-    },
-  };
+  async function record(rows: ReturnType<typeof row>[]): Promise<void> {
+    if (rows.length) await knex('webhook_deliveries').insert(rows).onConflict(['webhook_id', 'event_id', 'attempt']).ignore();
+  }
+
+  function secretsOf(hook: HookRow): string[] {
+    const secrets = [decryptSecret(config.secretsKey, hook.secret_enc)];
+    if (hook.secret_previous_enc && hook.rotation_window_ends_at && hook.rotation_window_ends_at.getTime() > Date.now()) {
+      secrets.push(decryptSecret(config.secretsKey, hook.secret_previous_enc));
+    }
+    return secrets;
+  }
+
+  /** The destination check of SPEC 6.3.6: null when allowed, else the failed attempt. */
+  async function refused(url: string): Promise<Attempted | null> {
+    const t0 = performance.now();
+    try {
+      await checkDestination(url, { allowInternalHosts: config.egressAllowInternalHosts, requireHttps: true });
+      return null;
+    } catch (err) {
+      if (!(err instanceof EgressError)) throw err;
+      return { outcome: err.reason === 'unresolvable' ? 'unresolvable' : 'permanent', ok: false, latencyMs: performance.now() - t0, error: err.message, at: new Date() };
+    }
+  }
+
+  /** One signed POST, classified. */
+  async function post(hook: HookRow, secrets: string[], event: StoredEvent, attempt: number, sinceMs = 0): Promise<Attempted> {
+    const t0 = performance.now() - sinceMs;
+    const body = envelopeBody(event, hook.payload_mode);
+    try {
+      const res = await request(hook.url, {
+        method: 'POST',
+        headers: signedHeaders(secrets, event.id, attempt, body),
+        body,
+        dispatcher,
+        signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+        maxRedirections: 0,
+      } as Parameters<typeof request>[1]);
+      await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined); // response bodies are not stored
+      const outcome = classify(res.statusCode);
+      return {
+        outcome,
+        ok: outcome === 'success',
+        statusCode: res.statusCode,
+        latencyMs: performance.now() - t0,
+        error: outcome === 'success' ? undefined : `HTTP ${res.statusCode}`,
+        at: new Date(),
+      };
+    } catch (err) {
+      const e = err as Error & { code?: string; cause?: { code?: string } };
+      const blocked = e instanceof EgressError || e.cause instanceof EgressError;
+      const reason = e.name === 'TimeoutError' || e.name === 'AbortError' ? `no answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` : e.message;
+      // A name that now resolves to a private address is a permanent refusal (SPEC 6.3.6).
+      return { outcome: blocked ? 'permanent' : 'retry', ok: false, latencyMs: performance.now() - t0, error: reason, at: new Date() };
+    }
+  }
+
+  /** The rest of the ladder after a failed first attempt: deliverWebhook from attempt 2. */
+  async function continueLadder(eventId: string, webhookId: string, failedAt: Date): Promise<void> {
+    try {
+      await workflows.workflow.start('deliverWebhook', {
+        taskQueue: PLATFORM_TASK_QUEUE,
+        workflowId: deliveryWorkflowId(eventId, webhookId),
+        args: [{ eventId, webhookId, firstAttempt: 2, continueAt: failedAt.getTime() + FIRST_RETRY_WAIT_MS }],
+        // A replay that ran before may have used the id; a running one already delivers it.
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
+        workflowIdConflictPolicy: 'FAIL',
+      });
+    } catch (err) {
+      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+    }
+  }
+
+  async function attempt(input: { eventId: string; webhookId: string; attempt: number }): Promise<AttemptOutcome> {
+    const hook = (await knex('webhooks').where({ id: input.webhookId }).first()) as HookRow | undefined;
+    const event = (await knex('events').where({ id: input.eventId }).first()) as StoredEvent | undefined;
+    if (!hook || !event) return 'gone';
+    if (!hook.enabled && event.type !== 'test.ping') return 'gone';
+    const t0 = performance.now();
+    const denied = await refused(hook.url);
+    const r = denied ?? (await post(hook, secretsOf(hook), event, input.attempt, performance.now() - t0));
+    await record([row(hook.id, event, input.attempt, r)]);
+    return r.outcome;
+  }
+
+  async function batch(input: { webhookId: string; eventIds: string[] }): Promise<BatchOutcomes> {
+    const counts: BatchOutcomes = {};
+    const count = (o: AttemptOutcome | 'skipped', n = 1) => {
+      counts[o] = (counts[o] ?? 0) + n;
+    };
+    // Both reads at once; events with an attempt recorded to this webhook were sent already (a
+    // publish or a batch repeated).
+    const [hook, found] = (await Promise.all([
+      knex('webhooks').where({ id: input.webhookId }).first(),
+      knex('events as e')
+        .whereIn('e.id', input.eventIds)
+        .select('e.*', knex.raw('exists (select 1 from webhook_deliveries d where d.webhook_id = ? and d.event_id = e.id) as attempted', [input.webhookId])),
+    ])) as [HookRow | undefined, Array<StoredEvent & { attempted: boolean }>];
+    if (!hook?.enabled) {
+      count('gone', input.eventIds.length);
+      return counts;
+    }
+    count('gone', input.eventIds.length - found.length);
+    const events = found.filter((e) => !e.attempted);
+    count('skipped', found.length - events.length);
+    if (!events.length) return counts;
+
+    const t0 = performance.now();
+    const denied = await refused(hook.url);
+    const checkMs = performance.now() - t0;
+    const results: Attempted[] = new Array(events.length);
+    if (denied) {
+      results.fill(denied);
+    } else {
+      const secrets = secretsOf(hook);
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: Math.min(BATCH_CONCURRENCY, events.length) }, async () => {
+          while (next < events.length) {
+            const i = next++;
+            results[i] = await post(hook, secrets, events[i], 1, checkMs);
+          }
+        }),
+      );
+    }
+    // The ladder goes on before the attempt is recorded: a batch run again (a worker lost after
+    // the insert) skips recorded events, so their retries must already be under way.
+    await Promise.all(events.map((e, i) => (results[i].outcome === 'retry' || results[i].outcome === 'unresolvable' ? continueLadder(e.id, hook.id, results[i].at) : undefined)));
+    await record(events.map((e, i) => row(hook.id, e, 1, results[i])));
+    for (const r of results) count(r.outcome);
+    return counts;
+  }
+
   // Counted by outcome (webhook_delivery_attempts_total); `error`: the attempt itself failed (Temporal retries it).
   return {
     async deliverWebhookAttempt(input: { eventId: string; webhookId: string; attempt: number }): Promise<AttemptOutcome> {
-      const outcome = await attempts.deliverWebhookAttempt(input).catch((err: unknown) => {
+      const outcome = await attempt(input).catch((err: unknown) => {
         webhookAttempts.inc({ outcome: 'error' });
         throw err;
       });
       webhookAttempts.inc({ outcome });
       return outcome;
+    },
+    async deliverWebhookBatch(input: { webhookId: string; eventIds: string[] }): Promise<BatchOutcomes> {
+      const stop = heartbeating();
+      const counts = await batch(input)
+        .catch((err: unknown) => {
+          webhookAttempts.inc({ outcome: 'error' }, input.eventIds.length);
+          throw err;
+        })
+        .finally(stop);
+      for (const [outcome, n] of Object.entries(counts)) if (outcome !== 'skipped') webhookAttempts.inc({ outcome }, n);
+      return counts;
     },
   };
 }

@@ -1,10 +1,12 @@
 // Publishing an event: stored once under a deterministic id (a retried activity publishes the
-// same event), then one deliverWebhook workflow per matching webhook, started idempotently.
+// same event), then handed to the outbox of each matching webhook (signal-with-start of
+// webhookOutbox, which makes the first attempts in batches and ignores a repeated event).
 import { createHash } from 'node:crypto';
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { BASE62 } from '../ids.ts';
 import type { RunRow } from '../runs/model.ts';
+import { OUTBOX_DELIVER_SIGNAL, OUTBOX_SIGNAL_MAX_EVENTS, type OutboxDeliverSignal, outboxWorkflowId } from '../webhooks/outbox.ts';
 
 export const PLATFORM_TASK_QUEUE = 'platform';
 
@@ -50,6 +52,53 @@ export function runEventObject(run: RunRow & { scope: string; name: string }, ep
   return o;
 }
 
+interface Enqueued {
+  eventId: string;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+/** Per client and webhook: events waiting for the signal after the one in flight. */
+const outboxQueues = new WeakMap<Client, Map<string, Enqueued[]>>();
+
+/**
+ * Hands the event to the webhook's outbox (signal-with-start: started if it is not running),
+ * which makes its first attempt in a batch. Resolves once the signal holding it is accepted.
+ * Group commit: while one signal to a webhook's outbox is in flight, the events that arrive for
+ * it wait and then go together in the next one (the first goes at once: no added latency).
+ */
+export function enqueueDelivery(workflows: Client, eventId: string, webhookId: string): Promise<void> {
+  const queues = outboxQueues.get(workflows) ?? new Map<string, Enqueued[]>();
+  outboxQueues.set(workflows, queues);
+  return new Promise<void>((resolve, reject) => {
+    const waiting = queues.get(webhookId);
+    if (waiting) {
+      waiting.push({ eventId, resolve, reject });
+      return;
+    }
+    const queue: Enqueued[] = [{ eventId, resolve, reject }];
+    queues.set(webhookId, queue);
+    void (async () => {
+      while (queue.length) {
+        const batch = queue.splice(0, OUTBOX_SIGNAL_MAX_EVENTS);
+        try {
+          await workflows.workflow.signalWithStart('webhookOutbox', {
+            taskQueue: PLATFORM_TASK_QUEUE,
+            workflowId: outboxWorkflowId(webhookId),
+            args: [{ webhookId }],
+            signal: OUTBOX_DELIVER_SIGNAL,
+            signalArgs: [{ eventIds: batch.map((e) => e.eventId) } satisfies OutboxDeliverSignal],
+          });
+          for (const e of batch) e.resolve();
+        } catch (err) {
+          for (const e of batch) e.reject(err);
+        }
+      }
+      queues.delete(webhookId);
+    })();
+  });
+}
+
+/** One delivery in a deliverWebhook of its own (`test.ping`: `single`). */
 export async function startDelivery(workflows: Client, eventId: string, webhookId: string, single = false): Promise<void> {
   try {
     await workflows.workflow.start('deliverWebhook', {
@@ -79,21 +128,22 @@ export async function storeEvent(knex: Knex, e: NewEvent): Promise<void> {
     .ignore();
 }
 
-/** Stores the event and starts a delivery for each enabled webhook subscribed to it. */
+/** Stores the event and queues a delivery to each enabled webhook subscribed to it. */
 export async function publishEvent(knex: Knex, workflows: Client, e: NewEvent): Promise<number> {
-  await storeEvent(knex, e);
-  const hooks = await knex('webhooks')
-    .where({ org_id: e.orgId, enabled: true })
-    .whereRaw('? = any(events)', [e.type])
-    .where((w) => {
-      w.where('level', 'org');
-      if (e.spaceId) w.orWhere((s) => s.where({ level: 'space', space_id: e.spaceId }));
-    })
-    .where((w) => {
-      w.whereNull('package_id');
-      if (e.packageId) w.orWhere('package_id', e.packageId);
-    })
-    .select('id');
-  for (const h of hooks) await startDelivery(workflows, e.id, h.id);
+  // One round trip: the event stored (once: a retried publish changes nothing) and the enabled
+  // webhooks it concerns found (organization level, or space level in its space; no package
+  // filter, or its package).
+  const { rows: hooks } = await knex.raw<{ rows: Array<{ id: string }> }>(
+    `with stored as (
+       insert into events (id, org_id, space_id, type, package_id, data, occurred_at) values (?, ?, ?, ?, ?, ?, ?)
+       on conflict (id) do nothing
+     )
+     select id from webhooks
+     where org_id = ? and enabled and ? = any(events)
+       and (level = 'org' or (level = 'space' and space_id = ?))
+       and (package_id is null or package_id = ?)`,
+    [e.id, e.orgId, e.spaceId, e.type, e.packageId, JSON.stringify({ object: e.object }), e.occurredAt, e.orgId, e.type, e.spaceId, e.packageId],
+  );
+  await Promise.all(hooks.map((h) => enqueueDelivery(workflows, e.id, h.id)));
   return hooks.length;
 }

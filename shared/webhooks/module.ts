@@ -4,5 +4,5 @@ import type { ModuleDeclaration } from '../modules.ts';
 export default {
   name: 'webhooks',
   scopes: ['webhooks:read', 'webhooks:write', 'webhooks:delete', 'org-webhooks:read', 'org-webhooks:write', 'org-webhooks:delete'],
-  workflows: ['deliverWebhook'],
+  workflows: ['deliverWebhook', 'webhookOutbox'],
 } satisfies ModuleDeclaration;

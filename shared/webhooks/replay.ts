@@ -2,10 +2,12 @@
 // a window that a webhook subscribes to. Each replay is a `deliverWebhook` workflow under the
 // usual id `delivery:<evt>:<wh>`, started with the ALLOW_DUPLICATE reuse policy (a closed
 // delivery may run again) and the FAIL conflict policy (a running one is never doubled), as one
-// attempt numbered after the last recorded attempt of that event to that webhook.
+// attempt numbered after the last recorded attempt of that event to that webhook. An event the
+// webhook's outbox still holds (its first attempt not made or not finished) is running too.
 import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { deliveryWorkflowId, PLATFORM_TASK_QUEUE, WEBHOOK_EVENT_TYPES } from '../events/publish.ts';
+import { OUTBOX_HELD_QUERY, outboxWorkflowId } from './outbox.ts';
 
 /** Events one replay call queues at most; the rest is left for a call from `nextSince`. */
 export const REPLAY_MAX_EVENTS = 1000;
@@ -35,6 +37,23 @@ export async function nextAttempts(knex: Knex, webhookId: string, eventIds: stri
     for (const r of rows) out.set(r.event_id, r.last + 1);
   }
   return out;
+}
+
+/** How long a replay waits for the outbox's answer (a worker answers the query). */
+const OUTBOX_QUERY_MS = 5000;
+
+/**
+ * The events the webhook's outbox holds: first attempts not made or not finished. Empty when it
+ * is not running, and when no worker answers in time (the replay then goes on without it).
+ */
+export async function heldByOutbox(workflows: Client, webhookId: string): Promise<Set<string>> {
+  const handle = workflows.workflow.getHandle(outboxWorkflowId(webhookId));
+  try {
+    if ((await handle.describe()).status.name !== 'RUNNING') return new Set();
+    return new Set(await workflows.connection.withDeadline(Date.now() + OUTBOX_QUERY_MS, () => handle.query<string[]>(OUTBOX_HELD_QUERY)));
+  } catch {
+    return new Set(); // never started, or no answer: the starts below still never double a running ladder
+  }
 }
 
 /** Starts one attempt unless a delivery of the event to the webhook is running: 'started' or 'running'. */
@@ -125,10 +144,12 @@ export async function replayWindow(knex: Knex, workflows: Client, hook: ReplayHo
     hook.id,
     events.map((e) => e.id),
   );
+  const held = await heldByOutbox(workflows, hook.id);
   let queued = 0;
-  let alreadyRunning = 0;
-  for (let i = 0; i < events.length; i += START_CONCURRENCY) {
-    const outcomes = await Promise.all(events.slice(i, i + START_CONCURRENCY).map((e) => startReplayDelivery(workflows, e.id, hook.id, attempts.get(e.id)!)));
+  let alreadyRunning = held.size ? events.filter((e) => held.has(e.id)).length : 0;
+  const toStart = held.size ? events.filter((e) => !held.has(e.id)) : events;
+  for (let i = 0; i < toStart.length; i += START_CONCURRENCY) {
+    const outcomes = await Promise.all(toStart.slice(i, i + START_CONCURRENCY).map((e) => startReplayDelivery(workflows, e.id, hook.id, attempts.get(e.id)!)));
     for (const o of outcomes) {
       if (o === 'started') queued++;
       else alreadyRunning++;

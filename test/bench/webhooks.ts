@@ -1,6 +1,7 @@
-// Webhook delivery: run-terminal-to-receiver latency and deliveries per second through the
-// deliverWebhook ladder, against raw undici POSTs carrying the same HMAC to the same HTTPS
-// receiver. API and worker run as processes of their own. Writes JSON under test/bench/results/.
+// Webhook delivery: run-terminal-to-receiver latency and deliveries per second of a burst
+// (publishEvent: the event stored, handed to the webhook's outbox, first attempts in batches),
+// against raw undici POSTs carrying the same HMAC to the same HTTPS receiver. API and worker run
+// as processes of their own. Writes JSON under test/bench/results/.
 import fs from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { Agent, request } from 'undici';
@@ -104,7 +105,9 @@ const rows = [
   ['deliveries per second', servicePerSecond, rawPerSecond],
 ] satisfies Row[];
 printTable(rows, 'raw POST');
-console.log('\nservice = deliverWebhook workflow (event store, egress check, signing, recorded attempt); raw = undici POST with the same HMAC');
+console.log(
+  '\nservice = publishEvent to the webhook outbox (event stored, signal, batched first attempts: egress check, signing, recorded attempts); raw = undici POST with the same HMAC',
+);
 const result = {
   when: new Date().toISOString(),
   samples: { runs: viaService.length, burst: BURST },

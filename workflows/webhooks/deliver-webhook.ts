@@ -4,6 +4,9 @@
 // under the same workflow id once the previous one closed: a single attempt numbered after the
 // last recorded one. The `retryNow` signal cuts the current wait short (a retry asked for while
 // the ladder is waiting); one arriving during the last attempt earns one more attempt.
+// A first attempt that the webhook's outbox made (webhook-outbox.ts) and that failed goes on
+// here with `continueAt`: attempt 2 at the ladder's first wait after it, then the rest of the
+// ladder as if this workflow had made attempt 1 (waits, cap and DNS abandonment count from 1).
 import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { AttemptOutcome, createWebhookDeliveryActivity } from '../../activities/webhooks/delivery.ts';
 
@@ -26,6 +29,12 @@ export interface DeliverWebhookInput {
   single?: boolean;
   /** The number of the first attempt (a replay continues after the recorded ones); 1 by default. */
   firstAttempt?: number;
+  /**
+   * The ladder continued from attempt `firstAttempt` (the earlier ones made by the outbox): its
+   * first attempt waits until this time (epoch ms), and the ladder's position is the attempt
+   * number. Absent for deliveries that begin here (and for every one begun before the outbox).
+   */
+  continueAt?: number;
 }
 
 const { deliverWebhookAttempt } = proxyActivities<DeliveryActivities>({
@@ -40,9 +49,16 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<string
     nudged = true;
   });
   const first = input.firstAttempt ?? 1;
-  let budget = input.single ? 1 : MAX_ATTEMPTS;
+  const continued = input.continueAt !== undefined;
+  let budget = input.single ? 1 : MAX_ATTEMPTS - (continued ? first - 1 : 0);
+  if (continued) {
+    const wait = (input.continueAt as number) - Date.now();
+    if (wait > 0 && !nudged) await condition(() => nudged, wait);
+  }
   for (let n = 0; ; n++) {
     const attempt = first + n;
+    /** Attempts already made in this delivery's ladder. */
+    const step = continued ? attempt - 1 : n;
     nudged = false;
     let outcome: AttemptOutcome;
     try {
@@ -51,12 +67,12 @@ export async function deliverWebhook(input: DeliverWebhookInput): Promise<string
       outcome = 'retry'; // the worker died mid-attempt or the activity failed: the attempt counts
     }
     if (outcome === 'success' || outcome === 'permanent' || outcome === 'gone') return outcome;
-    if (outcome === 'unresolvable' && n + 1 >= UNRESOLVABLE_ABANDON_AT && !nudged) return 'abandoned';
+    if (outcome === 'unresolvable' && step + 1 >= UNRESOLVABLE_ABANDON_AT && !nudged) return 'abandoned';
     budget--;
     if (budget <= 0) {
       if (!nudged) return input.single ? 'failed' : 'exhausted';
       budget = 1;
     }
-    if (!nudged) await condition(() => nudged, RETRY_WAITS[Math.min(n, RETRY_WAITS.length - 1)]);
+    if (!nudged) await condition(() => nudged, RETRY_WAITS[Math.min(step, RETRY_WAITS.length - 1)]);
   }
 }
