@@ -13,7 +13,7 @@ import { isTerminal, type RunRow } from '../shared/runs/model.ts';
 import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
 import { collectOutputFiles, inputFilesOf, prepareRunFiles, type RunWorkspace } from './run-files.ts';
-import { endRun, startRun } from './run-state.ts';
+import { startRun } from './run-state.ts';
 import { SandboxPool } from './sandbox/pool.ts';
 import { RUNTIME_ENTRY, type Sandbox, type SandboxExit, type SandboxMode, sandboxExitReason, sandboxModeHere, spawnSandbox } from './sandbox/spawn.ts';
 import { type Supervised, superviseSandbox } from './sandbox/supervise.ts';
@@ -129,11 +129,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     const loaded = await loadRunWithAgent(knex, runId);
     if (!loaded) throw failure('The run was deleted before it started');
     const { run, agent } = loaded;
-    // An earlier attempt ended the run itself (it succeeded, and its worker was lost before Temporal heard).
-    if (isTerminal(run.status)) {
-      if (run.status === 'success') return { output: run.result?.output, sandboxMode: (run.sandbox_mode ?? sandboxModeHere()) as SandboxMode };
-      throw failure(`The run already ended ${run.status}`);
-    }
+    if (isTerminal(run.status)) throw failure(`The run already ended ${run.status}`);
     if (!agent) throw failure(`Version ${run.package_version} of the agent is no longer available`);
     // What the run needs, read at once: reads only, nothing to release when one fails.
     const [model, journal, pins, apis, inputFiles] = await Promise.all([
@@ -158,12 +154,9 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     // runAgent starts its timeout on the signal, which need not hold the sandbox back: should it
     // fail, the sandbox is stopped and the attempt fails with it.
     const sandboxMode = sandboxModeHere();
-    let announcedAt = Number.POSITIVE_INFINITY;
     let announceFailed: ApplicationFailure | undefined;
     const announced = announceStart(runId).then(
-      () => {
-        announcedAt = Date.now();
-      },
+      () => undefined,
       (err: ApplicationFailure) => {
         announceFailed = err;
       },
@@ -206,9 +199,8 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       },
     );
     let sandbox: Sandbox;
-    let startedAt: Date | null;
     try {
-      startedAt = await marked;
+      await marked;
       await sidecar.listen();
       if (warm?.sandbox.go()) {
         sandbox = warm.sandbox;
@@ -247,21 +239,9 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       await stopIfUnannounced;
       if (announceFailed) throw announceFailed;
       // A handed-over run writes its files again on the next worker (its runtime replays the calls).
+      // The terminal status is runAgent's to write (finalizeRun): only the workflow knows whether a
+      // cancel or its timeout came first, and a cancel reaches this activity seconds late.
       if (!supervised.drained) await keepOutputFiles(run, workspace.outputDir);
-      // The run's terminal status is written here, one round trip through Temporal sooner than
-      // runAgent's finalizeRun could (which then finds it written), unless runAgent may have
-      // decided otherwise: a cancel, or its timeout timer (started once the run started: after the
-      // signal above, or before it for runs begun before worker run slots; a second of margin for
-      // clocks). Should this write fail, finalizeRun writes it.
-      const timerFrom = Math.min(announcedAt, startedAt ? new Date(startedAt).getTime() : Number.POSITIVE_INFINITY);
-      const beforeTimeout = Date.now() < timerFrom + run.timeout_seconds * 1000 - 1000;
-      const output = sidecar.state.output;
-      if (output && !ctx.cancellationSignal.aborted && beforeTimeout) {
-        const ended = { ...(run as RunRow & { scope: string; name: string }), started_at: startedAt ?? run.started_at };
-        await endRun(knex, ended, agent, { status: 'success', output: output.value }).catch((err) => {
-          log.warn({ err, runId }, 'the run could not be ended here; runAgent ends it');
-        });
-      }
     } finally {
       await sidecar.close();
       await mcp.close();

@@ -39,32 +39,43 @@ function announceStatus(knex: Knex, row: { org_id: string; space_id: string; log
   ]);
 }
 
+/** Tries of `startRun` before the attempt fails: a database blip must not fail the run. */
+const START_TRIES = 4;
+
 /**
- * pending -> running, with its log line and status event, when an attempt holds a sandbox slot
- * (executeAgent; runs begun before worker run slots were marked by their workflow); every
- * attempt records its sandbox mode. The transition and its log line are one statement, as the
- * sandbox waits for them. The run's `started_at` (null when it never started).
+ * pending -> running, with its log line and its log and status events, when an attempt holds a
+ * sandbox slot (executeAgent; runs begun before worker run slots were marked by their workflow);
+ * every attempt records its sandbox mode. One statement, so it either happened with its
+ * announcements (sent at commit; the payloads are those of `runEventPayload`) or not at all, and
+ * is tried again after a failure. The run's `started_at` (null when it never started).
  */
 export async function startRun(knex: Knex, runId: string, sandboxMode: string): Promise<Date | null> {
-  const {
-    rows: [row],
-  } = await knex.raw(
-    `with started as (
-       update runs set status = 'running', started_at = now(), sandbox_mode = ?, log_seq = log_seq + 1
-       where id = ? and status = 'pending'
-       returning id, org_id, space_id, started_at, log_seq, status
-     ), logged as (
-       insert into run_logs (run_id, seq, level, type, message) select id, log_seq, 'info', 'status', 'Run started' from started
-     )
-     select org_id, space_id, started_at, log_seq, status from started`,
-    [sandboxMode, runId],
-  );
-  if (!row) {
-    const [again] = await knex('runs').where({ id: runId }).update({ sandbox_mode: sandboxMode }).returning('started_at');
-    return again?.started_at ?? null;
+  for (let tried = 1; ; tried++) {
+    try {
+      const {
+        rows: [row],
+      } = await knex.raw(
+        `with started as (
+           update runs set status = 'running', started_at = now(), sandbox_mode = :mode, log_seq = log_seq + 1
+           where id = :runId and status = 'pending'
+           returning id, org_id, space_id, started_at, log_seq, status
+         ), logged as (
+           insert into run_logs (run_id, seq, level, type, message) select id, log_seq, 'info', 'status', 'Run started' from started
+         )
+         select started_at,
+                pg_notify(:channel, json_build_object('kind', 'log', 'runId', id, 'orgId', org_id, 'spaceId', space_id, 'seq', log_seq)::text),
+                pg_notify(:channel, json_build_object('kind', 'status', 'runId', id, 'orgId', org_id, 'spaceId', space_id, 'status', status)::text)
+           from started`,
+        { mode: sandboxMode, runId, channel: RUN_EVENTS_CHANNEL },
+      );
+      if (row) return row.started_at;
+      const [again] = await knex('runs').where({ id: runId }).update({ sandbox_mode: sandboxMode }).returning('started_at');
+      return again?.started_at ?? null;
+    } catch (err) {
+      if (tried >= START_TRIES) throw err;
+      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** tried));
+    }
   }
-  await announceStatus(knex, row, runId);
-  return row.started_at;
 }
 
 type LoadedRun = RunRow & { scope: string; name: string };
@@ -72,10 +83,9 @@ type LoadedRun = RunRow & { scope: string; name: string };
 /**
  * Writes a live run's terminal status once (a success judged against the output schema), with
  * its log line and notification (failed, timeout) in the same transaction, and announces them.
- * The status the run has now. Called by the workflow's finalizeRun, and by executeAgent as soon
- * as its run succeeded (finalizeRun then finds it written).
+ * The status the run has now.
  */
-export async function endRun(knex: Knex, run: LoadedRun, agent: ResolvedAgent | undefined, outcome: RunOutcome): Promise<RunStatus> {
+async function endRun(knex: Knex, run: LoadedRun, agent: ResolvedAgent | undefined, outcome: RunOutcome): Promise<RunStatus> {
   let final = outcome;
   if (outcome.status === 'success') {
     if (!agent) throw ApplicationFailure.nonRetryable(`agent version ${run.package_version} of run ${run.id} is gone`);
@@ -118,9 +128,10 @@ export function createRunStateActivities(deps: ActivityDeps) {
   const { knex } = deps;
   return {
     /**
-     * pending -> running (a run without a sandbox: remote runs, and runs begun before worker run
-     * slots); true when the run has started, by this call or by its executeAgent (startRun),
-     * false when it ended without starting.
+     * pending -> running, called by every run workflow once its run holds a slot: a sandbox run's
+     * executeAgent has usually written it already (startRun), remote runs and runs begun before
+     * worker run slots are written here. True when the run has started, by whichever, false when
+     * it ended without starting.
      */
     async markRunRunning(runId: string): Promise<boolean> {
       const [row] = await knex('runs')
@@ -137,7 +148,7 @@ export function createRunStateActivities(deps: ActivityDeps) {
     async finalizeRun(runId: string, outcome: RunOutcome): Promise<RunStatus> {
       const run = (await runsWithPackage(knex).where('r.id', runId).select(RUN_SELECT).first()) as LoadedRun | undefined;
       if (!run) return 'cancelled'; // nothing left to finalize
-      if (!LIVE_STATUSES.includes(run.status)) return run.status; // written already (by executeAgent on success)
+      if (!LIVE_STATUSES.includes(run.status)) return run.status; // written already (a retried finalize)
       return endRun(knex, run, outcome.status === 'success' ? await agentForRun(knex, run) : undefined, outcome);
     },
   };

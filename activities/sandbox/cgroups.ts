@@ -91,6 +91,28 @@ export function createRunCgroup(name: string, limits: { memoryMb: number; cpus: 
   return NO_CGROUP;
 }
 
+/**
+ * Removes the empty cgroups whose name `stale` accepts (left by a worker killed before its
+ * sandboxes' cgroups were removed). A cgroup still holding a task cannot be removed: untouched.
+ */
+export function removeStaleCgroups(stale: (name: string) => boolean): void {
+  const mode = detectCgroupMode();
+  const parents = mode === 'cgroup-v2' ? [path.join(ROOT, PARENT)] : mode === 'cgroup-v1' ? [path.join(ROOT, 'memory', PARENT), path.join(ROOT, 'cpu', PARENT)] : [];
+  for (const parent of parents) {
+    let names: string[];
+    try {
+      names = fs.readdirSync(parent);
+    } catch {
+      continue; // no sandbox ever ran here
+    }
+    for (const name of names.filter(stale)) {
+      try {
+        fs.rmdirSync(path.join(parent, name));
+      } catch {} // busy, or not a cgroup: left alone
+    }
+  }
+}
+
 export const NO_CGROUP: RunCgroup = { mode: 'none', procsFiles: [], oomKilled: () => false, remove: async () => {} };
 
 function readOr(file: string): string {

@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Logger } from '../../shared/log.ts';
 import { makeWorkspaceDirs } from '../run-files.ts';
+import { removeStaleCgroups } from './cgroups.ts';
 import { RUNTIME_ENTRY, type Sandbox, spawnSandbox } from './spawn.ts';
 
 /** A sandbox waiting for its run, and the folder its mounts come from. */
@@ -37,6 +38,40 @@ export interface SandboxPoolOptions {
 
 const MAX_BACKOFF_MS = 30_000;
 
+/**
+ * Folders and cgroups carry the worker's pid (`sandbox-pool-<pid>-...`, `warm-<pid>-...`): a
+ * worker killed outright (SIGKILL) cannot remove its own, the next one to start removes those of
+ * workers that are gone.
+ */
+const DIR_PREFIX = 'sandbox-pool-';
+const CGROUP_PREFIX = 'warm-';
+
+function processGone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/** The pid in `<prefix><pid>-...`, when `name` has that shape. */
+function ownerPid(name: string, prefix: string): number | undefined {
+  const m = new RegExp(`^${prefix}(\\d+)-`).exec(name);
+  return m ? Number(m[1]) : undefined;
+}
+
+function removeLeftovers(): void {
+  const stale = (prefix: string) => (name: string) => {
+    const pid = ownerPid(name, prefix);
+    return pid !== undefined && pid !== process.pid && processGone(pid);
+  };
+  for (const name of fs.readdirSync(os.tmpdir()).filter(stale(DIR_PREFIX))) {
+    fs.rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+  }
+  removeStaleCgroups(stale(CGROUP_PREFIX));
+}
+
 function alive(s: Sandbox): boolean {
   return s.child.exitCode === null && s.child.signalCode === null;
 }
@@ -56,11 +91,11 @@ export class SandboxPool {
   constructor(opts: SandboxPoolOptions) {
     this.opts = opts;
     process.once('exit', this.killAll);
-  }
-
-  /** Sandboxes waiting now (ready or still starting). */
-  get size(): number {
-    return this.waiting.length;
+    try {
+      removeLeftovers();
+    } catch (err) {
+      opts.log?.warn({ err }, 'leftover warm sandbox folders or cgroups could not be removed');
+    }
   }
 
   /** Starts sandboxes until `size` wait or are starting (at start, on each take, and after a run as a top-up). */
@@ -107,7 +142,7 @@ export class SandboxPool {
   }
 
   private async start(): Promise<void> {
-    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'sandbox-'));
+    const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), `${DIR_PREFIX}${process.pid}-`));
     const remove = () => fs.promises.rm(dir, { recursive: true, force: true });
     let sandbox: Sandbox;
     let warm: WarmSandbox;
@@ -120,7 +155,7 @@ export class SandboxPool {
         return;
       }
       sandbox = spawnSandbox({
-        name: `warm-${randomBytes(6).toString('hex')}`,
+        name: `${CGROUP_PREFIX}${process.pid}-${randomBytes(6).toString('hex')}`,
         nodeArgs: this.opts.nodeArgs ?? [RUNTIME_ENTRY, '--warm'],
         socketDir,
         files,

@@ -3,9 +3,11 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { expect } from 'chai';
+import { createRunCgroup, detectCgroupMode } from '../../activities/sandbox/cgroups.ts';
 import { SandboxPool, type WarmSandbox } from '../../activities/sandbox/pool.ts';
 import { createLogger } from '../../shared/log.ts';
 import { newOrg, startTestApi, type TestApi } from '../support/api.ts';
@@ -135,7 +137,8 @@ describe('warm sandboxes', function () {
     }
   });
 
-  it('keep their memory ceiling after the go', async () => {
+  it('keep their memory ceiling after the go', async function () {
+    if (detectCgroupMode() === 'none') this.skip(); // no ceiling to keep without writable cgroups
     const pool = new SandboxPool({ size: 1, memoryMb: 64, cpus: 1, nodeArgs: probeArgs('const a = []; for (;;) a.push(Buffer.alloc(8 * 1024 * 1024, 1));') });
     try {
       pool.fill();
@@ -151,42 +154,68 @@ describe('warm sandboxes', function () {
 
   it('are replaced when one ends while waiting, and killed when the pool closes', async () => {
     const pool = new SandboxPool({ size: 2, memoryMb: 128, cpus: 1, nodeArgs: probeArgs('process.exit(0);') });
-    pool.fill();
-    await until(() => waitingPids().length === 2);
-    const [first] = waitingPids();
-    process.kill(first, 'SIGKILL');
-    await until(() => !alive(first) && waitingPids().length === 2);
-    const waiting = waitingPids();
-    expect(waiting).to.not.include(first);
-    await pool.close();
-    expect(waiting.filter(alive)).to.deep.equal([]);
-    expect(pool.take()).to.equal(undefined);
+    try {
+      pool.fill();
+      await until(() => waitingPids().length === 2);
+      const [first] = waitingPids();
+      process.kill(first, 'SIGKILL');
+      await until(() => !alive(first) && waitingPids().length === 2);
+      const waiting = waitingPids();
+      expect(waiting).to.not.include(first);
+      await pool.close();
+      expect(waiting.filter(alive)).to.deep.equal([]);
+      expect(pool.take()).to.equal(undefined);
+    } finally {
+      await pool.close();
+    }
   });
 
-  describe('serving runs', () => {
-    let api: TestApi;
-    let model: FakeModel;
-    let worker: Awaited<ReturnType<typeof startTestWorker>>;
-    const logs: Array<Record<string, any>> = [];
+  it("remove the folders and empty cgroups of a worker that was killed, never a live worker's", async () => {
+    // A pid no process has (pids stay below 2^22), and one that is alive (init).
+    const gone = 4_194_303;
+    const dead = fs.mkdtempSync(path.join(os.tmpdir(), `sandbox-pool-${gone}-`));
+    const live = fs.mkdtempSync(path.join(os.tmpdir(), 'sandbox-pool-1-'));
+    const cgroups = detectCgroupMode() === 'none' ? undefined : createRunCgroup(`warm-${gone}-leftover`, { memoryMb: 64, cpus: 1 }, 0);
+    const pool = new SandboxPool({ size: 0, memoryMb: 64, cpus: 1 });
+    try {
+      expect(fs.existsSync(dead)).to.equal(false);
+      expect(fs.existsSync(live)).to.equal(true);
+      for (const procs of cgroups?.procsFiles ?? []) expect(fs.existsSync(path.dirname(procs)), procs).to.equal(false);
+    } finally {
+      await pool.close();
+      fs.rmSync(live, { recursive: true, force: true });
+      await cgroups?.remove();
+    }
+  });
 
+  /** An API and a worker whose pool keeps `size` sandboxes, with the worker's log lines. */
+  function serviceWithPool(size: string) {
+    const service = { api: undefined as unknown as TestApi, model: undefined as unknown as FakeModel, logs: [] as Array<Record<string, any>> };
+    let worker: Awaited<ReturnType<typeof startTestWorker>> | undefined;
     before(async () => {
-      model = await new FakeModel().start();
-      api = await startTestApi(workerEnv());
+      service.model = await new FakeModel().start();
+      service.api = await startTestApi(workerEnv());
       const sink = new Writable({
         write(chunk, _enc, done) {
-          for (const line of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(line));
+          for (const line of chunk.toString().split('\n').filter(Boolean)) service.logs.push(JSON.parse(line));
           done();
         },
       });
-      worker = await startTestWorker({ SANDBOX_WARM_POOL: '1', LOG_LEVEL: 'debug' }, createLogger('debug', 'worker-test', sink));
+      worker = await startTestWorker({ SANDBOX_WARM_POOL: size, LOG_LEVEL: 'debug' }, createLogger('debug', 'worker-test', sink));
     });
     after(async () => {
       await worker?.stop();
-      await api?.close();
-      await model?.stop();
+      await service.api?.close();
+      await service.model?.stop();
     });
+    return service;
+  }
+
+  describe('serving runs', () => {
+    const service = serviceWithPool('1');
 
     it('hands each run to a warm sandbox that serves no other run and is gone after it', async () => {
+      const { api, model, logs } = service;
       const org = await newOrg(api);
       await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
       await importAgent(org.client, { name: '@pool/quick', output: { type: 'object', properties: { ok: { type: 'boolean' } } } });
@@ -211,29 +240,10 @@ describe('warm sandboxes', function () {
   });
 
   describe('with SANDBOX_WARM_POOL=0', () => {
-    let api: TestApi;
-    let model: FakeModel;
-    let worker: Awaited<ReturnType<typeof startTestWorker>>;
-    const logs: Array<Record<string, any>> = [];
-
-    before(async () => {
-      model = await new FakeModel().start();
-      api = await startTestApi(workerEnv());
-      const sink = new Writable({
-        write(chunk, _enc, done) {
-          for (const line of chunk.toString().split('\n').filter(Boolean)) logs.push(JSON.parse(line));
-          done();
-        },
-      });
-      worker = await startTestWorker({ SANDBOX_WARM_POOL: '0', LOG_LEVEL: 'debug' }, createLogger('debug', 'worker-test', sink));
-    });
-    after(async () => {
-      await worker?.stop();
-      await api?.close();
-      await model?.stop();
-    });
+    const service = serviceWithPool('0');
 
     it('starts a sandbox for each run', async () => {
+      const { api, model, logs } = service;
       const org = await newOrg(api);
       await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
       await importAgent(org.client, { name: '@pool/cold' });
