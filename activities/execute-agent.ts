@@ -13,7 +13,7 @@ import { isTerminal, type RunRow } from '../shared/runs/model.ts';
 import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
 import { collectOutputFiles, inputFilesOf, prepareRunFiles, type RunWorkspace } from './run-files.ts';
-import { startRun } from './run-state.ts';
+import { endRun, startRun } from './run-state.ts';
 import { SandboxPool } from './sandbox/pool.ts';
 import { RUNTIME_ENTRY, type Sandbox, type SandboxExit, type SandboxMode, sandboxExitReason, sandboxModeHere, spawnSandbox } from './sandbox/spawn.ts';
 import { type Supervised, superviseSandbox } from './sandbox/supervise.ts';
@@ -129,6 +129,8 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     const loaded = await loadRunWithAgent(knex, runId);
     if (!loaded) throw failure('The run was deleted before it started');
     const { run, agent } = loaded;
+    // An earlier attempt ended the run itself (it succeeded, and its worker was lost before Temporal heard).
+    if (run.status === 'success') return { output: run.result?.output, sandboxMode: (run.sandbox_mode ?? sandboxModeHere()) as SandboxMode };
     if (isTerminal(run.status)) throw failure(`The run already ended ${run.status}`);
     if (!agent) throw failure(`Version ${run.package_version} of the agent is no longer available`);
     // What the run needs, read at once: reads only, nothing to release when one fails.
@@ -199,8 +201,9 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       },
     );
     let sandbox: Sandbox;
+    let startedAt: Date | null;
     try {
-      await marked;
+      startedAt = await marked;
       await sidecar.listen();
       if (warm?.sandbox.go()) {
         sandbox = warm.sandbox;
@@ -239,9 +242,18 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       await stopIfUnannounced;
       if (announceFailed) throw announceFailed;
       // A handed-over run writes its files again on the next worker (its runtime replays the calls).
-      // The terminal status is runAgent's to write (finalizeRun): only the workflow knows whether a
-      // cancel or its timeout came first, and a cancel reaches this activity seconds late.
       if (!supervised.drained) await keepOutputFiles(run, workspace.outputDir);
+      // A success is written here, a Temporal round trip sooner than runAgent's finalizeRun could
+      // (which then finds it written), unless runAgent may decide otherwise: a cancel asked for
+      // (recorded before the workflow hears it; this activity hears it seconds later, with a
+      // heartbeat) or its timeout near, both checked by the write itself (run-state.ts, `endRun`).
+      const output = sidecar.state.output;
+      if (output && !ctx.cancellationSignal.aborted) {
+        const ended = { ...(run as RunRow & { scope: string; name: string }), started_at: startedAt ?? run.started_at };
+        await endRun(knex, ended, agent, { status: 'success', output: output.value }, { uncontested: true }).catch((err) => {
+          log.warn({ err, runId }, 'the run could not be ended here; runAgent ends it');
+        });
+      }
     } finally {
       await sidecar.close();
       await mcp.close();

@@ -81,11 +81,26 @@ export async function startRun(knex: Knex, runId: string, sandboxMode: string): 
 type LoadedRun = RunRow & { scope: string; name: string };
 
 /**
+ * Only while runAgent cannot have decided otherwise: no cancel asked for through the API, and the
+ * run's timeout more than a second away on the database's clock (runAgent's timer starts no
+ * sooner than `started_at`).
+ */
+const UNCONTESTED = `cancel_requested_at is null and started_at + make_interval(secs => timeout_seconds - 1) > clock_timestamp()`;
+
+/**
  * Writes a live run's terminal status once (a success judged against the output schema), with
  * its log line and notification (failed, timeout) in the same transaction, and announces them.
- * The status the run has now.
+ * The status the run has now. `uncontested`: executeAgent ending its run as soon as it succeeded,
+ * a Temporal round trip before finalizeRun could (which then finds it written); nothing is
+ * written when a cancel was asked for or the timeout is near (undefined is returned).
  */
-async function endRun(knex: Knex, run: LoadedRun, agent: ResolvedAgent | undefined, outcome: RunOutcome): Promise<RunStatus> {
+export async function endRun(
+  knex: Knex,
+  run: LoadedRun,
+  agent: ResolvedAgent | undefined,
+  outcome: RunOutcome,
+  opts: { uncontested?: boolean } = {},
+): Promise<RunStatus | undefined> {
   let final = outcome;
   if (outcome.status === 'success') {
     if (!agent) throw ApplicationFailure.nonRetryable(`agent version ${run.package_version} of run ${run.id} is gone`);
@@ -97,7 +112,7 @@ async function endRun(knex: Knex, run: LoadedRun, agent: ResolvedAgent | undefin
     } = await trx.raw(
       `with ended as (
          update runs set status = ?, result = ?, error = ?, finished_at = now(), log_seq = log_seq + 1
-         where id = ? and status in ('pending', 'running')
+         where id = ? and status in ('pending', 'running') ${opts.uncontested ? `and ${UNCONTESTED}` : ''}
          returning id, status, org_id, space_id, user_id, schedule_id, error, log_seq
        ), logged as (
          insert into run_logs (run_id, seq, level, type, message) select id, log_seq, ?, 'status', ? from ended
@@ -117,7 +132,7 @@ async function endRun(knex: Knex, run: LoadedRun, agent: ResolvedAgent | undefin
     await announceStatus(trx, ended, run.id); // delivered when the transaction commits
     return ended as { status: RunStatus };
   });
-  if (!row) return (await knex('runs').where({ id: run.id }).first('status')).status;
+  if (!row) return opts.uncontested ? undefined : (await knex('runs').where({ id: run.id }).first('status')).status;
   runsEnded.inc({ status: row.status });
   // started_at stays null for a run that never started: its duration is null, not 0.
   if (run.started_at) runDuration.observe({ status: row.status }, Math.max(0, Date.now() - new Date(run.started_at).getTime()) / 1000);
@@ -148,8 +163,9 @@ export function createRunStateActivities(deps: ActivityDeps) {
     async finalizeRun(runId: string, outcome: RunOutcome): Promise<RunStatus> {
       const run = (await runsWithPackage(knex).where('r.id', runId).select(RUN_SELECT).first()) as LoadedRun | undefined;
       if (!run) return 'cancelled'; // nothing left to finalize
-      if (!LIVE_STATUSES.includes(run.status)) return run.status; // written already (a retried finalize)
-      return endRun(knex, run, outcome.status === 'success' ? await agentForRun(knex, run) : undefined, outcome);
+      if (!LIVE_STATUSES.includes(run.status)) return run.status; // written already (by executeAgent on success, or a retried finalize)
+      const agent = outcome.status === 'success' ? await agentForRun(knex, run) : undefined;
+      return (await endRun(knex, run, agent, outcome)) as RunStatus; // always a status when not `uncontested`
     },
   };
 }

@@ -10,6 +10,9 @@ import { isTerminal, LIVE_STATUSES, type RunRow } from './model.ts';
 /** 409 `run_not_cancellable` once the run ended; otherwise asks for its cancellation. */
 export async function requestRunCancel(knex: Knex, workflows: Client, run: Pick<RunRow, 'id' | 'org_id' | 'space_id' | 'status'>): Promise<void> {
   if (isTerminal(run.status)) throw problem('run_not_cancellable', `The run already ended ${run.status}`);
+  // Recorded before the workflow hears it: from here on its executeAgent does not end the run
+  // `success` itself (it learns of the cancel only with its next heartbeat), runAgent decides.
+  await knex('runs').where({ id: run.id }).whereIn('status', LIVE_STATUSES).update({ cancel_requested_at: knex.fn.now() });
   try {
     await workflows.workflow.getHandle(run.id).cancel();
   } catch (err) {

@@ -136,6 +136,24 @@ describe('agent runs', function () {
     expectProblem(await org.client.post(`/api/runs/${run.id}/cancel`), 409, 'run_not_cancellable');
   });
 
+  it('ends `cancelled` when the agent finishes right after the cancel was answered 202', async () => {
+    // The sandbox hears of a cancel only with its next heartbeat, seconds later: its output,
+    // given at once, must not end the run `success` behind the cancel's back.
+    let answer: () => void = () => {};
+    const held = new Promise<void>((r) => {
+      answer = r;
+    });
+    model.script('cancel-race', [async () => held.then(() => toolCall('output', { summary: 'too late' }))]);
+    const run = await launch('@acme/summarizer', { topic: 'cancel-race' });
+    for (let i = 0; i < 50 && !model.requests.some((r) => JSON.stringify(r.body.messages).includes('cancel-race')); i++) await new Promise((r) => setTimeout(r, 100));
+    const cancel = await org.client.post(`/api/runs/${run.id}/cancel`);
+    expect(cancel.status).to.equal(202);
+    answer();
+    const done = await waitDone(run.id);
+    expect(done.status).to.equal('cancelled');
+    expect(done.result).to.equal(null);
+  });
+
   it('returns a long-poll within 100 ms of the terminal status', async () => {
     model.script('poll-fast', [async () => new Promise((r) => setTimeout(() => r(toolCall('output', { summary: 'now' })), 1500))]);
     const run = await launch('@acme/summarizer', { topic: 'poll-fast' });

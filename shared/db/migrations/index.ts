@@ -23,6 +23,7 @@ import * as m019 from './019_chat.ts';
 import * as m020 from './020_bulk_jobs.ts';
 import * as m021 from './021_access_epoch.ts';
 import * as m022 from './022_admit_run.ts';
+import * as m023 from './023_cancel_requested.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -52,6 +53,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '020_bulk_jobs': m020,
   '021_access_epoch': m021,
   '022_admit_run': m022,
+  '023_cancel_requested': m023,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
