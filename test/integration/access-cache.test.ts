@@ -28,16 +28,25 @@ describe('credential lookups kept in memory', function () {
     return res.body.id;
   }
 
-  it('refuses a key revoked in the database on the next run read, launch and list, right after it served them', async () => {
-    const { client, id } = await newKey(api, org.client, { name: 'soon revoked' });
+  it('refuses a key revoked in the database on the next run read, launch, list and stream, right after it served them', async () => {
+    const { client, id, key } = await newKey(api, org.client, { name: 'soon revoked' });
     const runId = await launch(client);
     for (let i = 0; i < 3; i++) expect((await client.get(`/api/runs/${runId}`)).status).to.equal(200);
     expect((await client.get('/api/runs')).status).to.equal(200);
+    const stream = (path: string) => fetch(`${api.url}${path}${path.includes('?') ? '&' : '?'}token=${key}`, { signal: AbortSignal.timeout(5000) });
+    const opened = await stream('/api/realtime/runs');
+    expect(opened.status).to.equal(200);
+    await opened.body?.cancel();
 
     await api.knex('api_keys').where({ id }).update({ revoked_at: new Date() });
     await expectProblem(await client.get(`/api/runs/${runId}`), 401, 'unauthorized');
     await expectProblem(await client.post(`/api/agents/${AGENT}/run`, { input: {} }), 401, 'unauthorized');
     await expectProblem(await client.get('/api/runs'), 401, 'unauthorized');
+    for (const path of ['/api/realtime/runs', `/api/realtime/runs/${runId}`, `/api/realtime/agents/${encodeURIComponent(AGENT)}/runs`]) {
+      const refused = await stream(path);
+      expect(refused.status, path).to.equal(401);
+      await refused.body?.cancel();
+    }
     expect(await api.knex('runs').where({ actor_id: id }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
   });
 

@@ -5,6 +5,7 @@ import { chatSessionSchema } from '../../../shared/chat/model.ts';
 import { runSchema } from '../../../shared/runs/model.ts';
 import { RUN_VISIBILITY_COLUMNS, type RealtimeSubscriber } from '../../run-events-hub.ts';
 import { parseChannels, SseStream, SSE_KEEPALIVE_MS, SSE_MAX_QUEUED_FRAMES } from '../../sse.ts';
+import { StaleAccess } from '../../access-cache.ts';
 import { grantOf } from '../../access-watch.ts';
 import { audienceOf, canReadRun, type RunAudience, runAudience } from '../runs/_visible.ts';
 import { connectionOwner } from '../connections/_shared.ts';
@@ -134,6 +135,23 @@ export function subscribe(ctx: AppContext, query: RealtimeQuery, filter: { runId
       log.error({ err, requestId, subscriber: stream.id }, 'realtime: re-checking a single-run stream failed; ending it');
       stream.endWith('error', JSON.stringify({ code: 'access_changed' }));
     });
+  // An optimistic request (RouteDef.confirmsAccess) confirms its credential lookups with one epoch
+  // read started after the watch registration below: the same read tells the watch that nothing
+  // changed since authentication. Otherwise the watch reads the epoch itself.
+  const { knex } = ctx.services;
+  const access = ctx.state.access!;
+  let confirmation: Promise<boolean> | undefined;
+  const unchangedSinceAuth = (): Promise<boolean> => {
+    if (!access.optimistic && !confirmation) return access.unchanged(knex);
+    confirmation ??= access.settle(knex).then(
+      () => true,
+      (err: unknown) => {
+        if (err instanceof StaleAccess) return false;
+        throw err;
+      },
+    );
+    return confirmation;
+  };
   unsubscribe = runEvents.addStream(sub);
   // The stream follows its credential: revoked or out of the space, it ends with a last frame;
   // otherwise it is re-scoped (losing runs:read-all narrows it to the caller's own runs).
@@ -141,7 +159,7 @@ export function subscribe(ctx: AppContext, query: RealtimeQuery, filter: { runId
   unwatch = runEvents.access.watch({
     grant,
     needs: 'runs:read',
-    unchangedSinceAuth: () => ctx.state.access!.unchanged(ctx.services.knex),
+    unchangedSinceAuth,
     onLoss: (code) => {
       log.info({ requestId, subscriber: stream.id, code }, 'realtime: stream ended, access lost');
       stream.endWith('error', JSON.stringify({ code }));
@@ -160,8 +178,15 @@ export function subscribe(ctx: AppContext, query: RealtimeQuery, filter: { runId
   });
   return {
     channels: sub.channels,
-    /** Starts the response: `first` frames (e.g. the snapshot), a ping, then what was held. */
-    open(first: Array<[event: string, data: string]> = []) {
+    /**
+     * Starts the response: `first` frames (e.g. the snapshot), a ping, then what was held. Throws
+     * StaleAccess (the router runs the request again) when an optimistic request's lookups were stale.
+     */
+    async open(first: Array<[event: string, data: string]> = []) {
+      if (confirmation && !(await confirmation)) {
+        stream.discard();
+        throw new StaleAccess();
+      }
       ctx.status = 200;
       ctx.respond = false;
       stream.open(first);

@@ -15,6 +15,7 @@ export default defineRoute<unknown, RealtimeQuery, { packageId: string }>({
   context: 'space',
   scope: 'runs:read',
   queryCredentials: true,
+  confirmsAccess: true, // the stream opens once the access epoch is confirmed (_stream.ts)
   params: {
     type: 'object',
     required: ['packageId'],
@@ -28,6 +29,6 @@ export default defineRoute<unknown, RealtimeQuery, { packageId: string }>({
     const { scope, name } = splitName(params.packageId)!;
     const pkg = await findVisiblePackage(ctx.services.knex, org!.id, space!.id, scope, name, 'agent');
     if (!pkg) throw problem('not_found', 'No such agent');
-    subscribe(ctx, query, { packageId: pkg.id }).open();
+    await subscribe(ctx, query, { packageId: pkg.id }).open();
   },
 });

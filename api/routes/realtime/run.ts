@@ -14,6 +14,7 @@ export default defineRoute<unknown, RealtimeQuery, { id: string }>({
   context: 'space',
   scope: 'runs:read',
   queryCredentials: true,
+  confirmsAccess: true, // the stream opens once the access epoch is confirmed (_stream.ts)
   params: runIdParam,
   query: realtimeQuery,
   responses: realtimeResponses,
@@ -28,6 +29,6 @@ export default defineRoute<unknown, RealtimeQuery, { id: string }>({
       sub.discard();
       throw err;
     }
-    sub.open(sub.channels.has('run_update') ? [['run_update', JSON.stringify(runDto(run))]] : []);
+    await sub.open(sub.channels.has('run_update') ? [['run_update', JSON.stringify(runDto(run))]] : []);
   },
 });

@@ -12,10 +12,11 @@ export default defineRoute<unknown, RealtimeQuery>({
   context: 'space',
   scope: 'runs:read',
   queryCredentials: true,
+  confirmsAccess: true, // the stream opens once the access epoch is confirmed (_stream.ts)
   query: realtimeQuery,
   responses: realtimeResponses,
   sseFrames: realtimeFrames,
-  handler(ctx, { query }) {
-    subscribe(ctx, query, {}).open();
+  async handler(ctx, { query }) {
+    await subscribe(ctx, query, {}).open();
   },
 });
