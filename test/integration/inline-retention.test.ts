@@ -2,6 +2,7 @@
 // purge activity on the test stack's Postgres: after `retention_days` the temporary package is
 // emptied and the run's logs deleted while the run record stays readable; a live run of the
 // package postpones the purge by an hour.
+import { Client, Connection } from '@temporalio/client';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
@@ -54,6 +55,11 @@ describe('inline-run retention (time-skipping)', function () {
     expect(res.status, res.text).to.equal(201);
     const done = await org.client.get(`/api/runs/${res.body.id}?wait=30`);
     expect(done.body.status, done.body.error).to.equal('success');
+    // The run's workflow is done too (its agent writes `success` before the workflow finishes), so
+    // nothing of the run changes after this.
+    const connection = await Connection.connect({ address: stack().temporalAddress });
+    await new Client({ connection }).workflow.getHandle(res.body.id).result();
+    await connection.close();
     const { package_id: packageId } = await knex('runs').where({ id: res.body.id }).first('package_id');
     expect(await knex('run_logs').where({ run_id: res.body.id }).pluck('message')).to.include(`log of ${marker}`);
     return { run: done.body, packageId: packageId as string };
