@@ -112,7 +112,7 @@ export async function endRun(
     } = await trx.raw(
       `with ended as (
          update runs set status = ?, result = ?, error = ?, finished_at = now(), log_seq = log_seq + 1
-         where id = ? and status in ('pending', 'running') ${opts.uncontested ? `and ${UNCONTESTED}` : ''}
+         where id = ? and status = any(?) ${opts.uncontested ? `and ${UNCONTESTED}` : ''}
          returning id, status, org_id, space_id, user_id, schedule_id, error, log_seq
        ), logged as (
          insert into run_logs (run_id, seq, level, type, message) select id, log_seq, ?, 'status', ? from ended
@@ -123,6 +123,7 @@ export async function endRun(
         final.status === 'success' ? JSON.stringify({ output: final.output }) : null,
         final.status === 'success' ? null : final.error,
         run.id,
+        [...LIVE_STATUSES],
         final.status === 'success' ? 'info' : 'error',
         (final.status === 'success' ? 'Run succeeded' : `Run ${final.status}: ${final.error}`).slice(0, 10_000),
       ],

@@ -72,10 +72,6 @@ function removeLeftovers(): void {
   removeStaleCgroups(stale(CGROUP_PREFIX));
 }
 
-function alive(s: Sandbox): boolean {
-  return s.child.exitCode === null && s.child.signalCode === null;
-}
-
 export class SandboxPool {
   private readonly opts: SandboxPoolOptions;
   private readonly waiting: WarmSandbox[] = [];
@@ -120,8 +116,8 @@ export class SandboxPool {
    */
   take(): WarmSandbox | undefined {
     if (this.closed) return undefined;
-    let i = this.waiting.findIndex((w) => w.ready && alive(w.sandbox));
-    if (i < 0) i = this.waiting.findIndex((w) => alive(w.sandbox));
+    let i = this.waiting.findIndex((w) => w.ready && w.sandbox.alive());
+    if (i < 0) i = this.waiting.findIndex((w) => w.sandbox.alive());
     if (i < 0) return undefined;
     const [taken] = this.waiting.splice(i, 1);
     this.fill();

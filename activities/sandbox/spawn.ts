@@ -81,6 +81,8 @@ export interface Sandbox {
   child: ChildProcess;
   exited: Promise<SandboxExit>;
   kill(): void;
+  /** Not yet exited or killed. */
+  alive(): boolean;
   /** A warm sandbox's go: a line on its stdin. False when it has ended. */
   go(): boolean;
 }
@@ -196,6 +198,7 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
     mode,
     child,
     exited,
+    alive,
     kill() {
       if (alive()) child.kill('SIGKILL');
     },
