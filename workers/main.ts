@@ -1,10 +1,10 @@
 // Worker process entry: `node workers/main.ts` with DATABASE_URL, TEMPORAL_ADDRESS and SECRETS_KEY set
 // (npm start sets both). Scale out by running several.
 import type { LogLevel } from '@temporalio/worker';
-import { applyProcessTuning } from '../shared/stack/tuned-process.ts';
+import { applyProcessTuning, WORKER_SEMI_SPACE_MB } from '../shared/stack/tuned-process.ts';
 
 // Before anything else loads: this process may start again with its memory settings.
-applyProcessTuning();
+applyProcessTuning(WORKER_SEMI_SPACE_MB);
 const { DefaultLogger, Runtime } = await import('@temporalio/worker');
 const { loadServiceConfig } = await import('../shared/config.ts');
 const { createKnex } = await import('../shared/db/knex.ts');
