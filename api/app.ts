@@ -29,7 +29,7 @@ export function createApp(resources: Omit<Services, 'accessCache'>, extraRoutes:
   app.proxy = services.config.trustProxy > 0;
   app.context.services = services;
   app.silent = true; // errors are logged by the problems middleware, once
-  const router = buildRouter([...allRoutes(services.config), ...extraRoutes]);
+  const routes = buildRouter([...allRoutes(services.config), ...extraRoutes]);
   app.use(requestId as unknown as Koa.Middleware);
   app.use(observe as unknown as Koa.Middleware); // spans and request metrics, with the final status
   app.use(async (ctx, next) => {
@@ -45,7 +45,7 @@ export function createApp(resources: Omit<Services, 'accessCache'>, extraRoutes:
   app.use(problems as unknown as Koa.Middleware);
   app.use(corsFor(services.config.trustedOrigins));
   app.use(metricsEndpoint as unknown as Koa.Middleware); // GET /metrics, outside the route table (not in OpenAPI)
-  app.use(router.routes());
+  app.use(routes);
   app.use(allowedMethods());
   return app;
 }

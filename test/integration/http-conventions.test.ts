@@ -63,6 +63,16 @@ describe('HTTP conventions', () => {
     expect(byId.headers.get('allow')).to.include('DELETE');
   });
 
+  it('matches a path whatever its case and with a trailing slash, and answers 404 for a prefix no route has', async () => {
+    // Routes are matched within the group of their first two segments (api/router.ts): the
+    // matching itself must stay @koa/router's, case-insensitive and lenient on a trailing slash.
+    for (const path of ['/API/Health', '/api/health/', '/LLMS.TXT']) expect((await anon.get(path)).status, path).to.equal(200);
+    const keyByCase = await anon.request('OPTIONS', '/API/API-KEYS/AVAILABLE-SCOPES');
+    expect(keyByCase.headers.get('allow')).to.equal('HEAD, GET');
+    expectProblem(await anon.get('/nowhere/at/all'), 404, 'not_found');
+    expectProblem(await anon.get('/api'), 404, 'not_found');
+  });
+
   it('publishes a request body as required only where an absent one (read as {}) is refused', async () => {
     const doc = (await anon.get('/api/openapi.json')).body;
     expect(doc.paths['/api/auth/sign-up/email'].post.requestBody.required).to.equal(true);
