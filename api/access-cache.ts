@@ -11,7 +11,7 @@
 // alongside it (`settle`), before any side effect; if the epoch moved, the router runs the
 // request again on a fresh view (api/router.ts). Either way nothing is answered on stale access.
 import type { Knex } from 'knex';
-import { prepared } from '../shared/db/prepared.ts';
+import { preparedShape } from '../shared/db/prepared.ts';
 
 /** Entries kept at most; beyond it the cache starts over (an epoch change does too). */
 const MAX_ENTRIES = 20_000;
@@ -27,8 +27,8 @@ export class StaleAccess extends Error {
 export const ACCESS_EPOCH_SQL = '(select n from access_epoch)';
 
 async function readEpoch(knex: Knex): Promise<bigint> {
-  const { rows } = await prepared('access-epoch', knex.raw<{ rows: { n: string }[] }>(`select ${ACCESS_EPOCH_SQL} as n`));
-  return BigInt(rows[0].n);
+  const [row] = await preparedShape<{ n: string }>(knex, 'access-epoch', [], () => knex.raw(`select ${ACCESS_EPOCH_SQL} as n`));
+  return BigInt(row.n);
 }
 
 export class AccessCache {

@@ -1,20 +1,32 @@
 // Identifiers: a stable prefix (SPEC naming conventions) plus random base62.
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomFillSync } from 'node:crypto';
 
 export const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
+// Random bytes are read from the system 1 KB at a time and used once each, in order (as Node's
+// own randomUUID does): an id costs no system call of its own, and every request makes one.
+// The buffer is its own (not a slice of Node's shared pool of small buffers), refilled in place.
+const POOL_BYTES = 1024;
+const pool = Buffer.alloc(POOL_BYTES);
+let taken = POOL_BYTES;
+
+function randomByte(): number {
+  if (taken === POOL_BYTES) {
+    randomFillSync(pool);
+    taken = 0;
+  }
+  return pool[taken++];
+}
+
 /**
  * Uniform random base62 string: bytes below 248 (4 x 62) map to a digit each, the rest are
- * dropped, so no digit is more likely than another; one random read for a whole id (every
- * request makes one).
+ * dropped, so no digit is more likely than another.
  */
 export function randomBase62(length: number): string {
   let out = '';
   while (out.length < length) {
-    for (const b of randomBytes(length + 8)) {
-      if (b < 248) out += BASE62[b % 62];
-      if (out.length === length) break;
-    }
+    const b = randomByte();
+    if (b < 248) out += BASE62[b % 62];
   }
   return out;
 }

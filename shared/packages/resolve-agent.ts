@@ -5,7 +5,7 @@ import { problem } from '../errors.ts';
 import { orderedManifest } from './draft.ts';
 import { findOrgSkill, findVersion, getVersion } from './store.ts';
 import { pickVersion } from './versions.ts';
-import { prepared } from '../db/prepared.ts';
+import { preparedShape } from '../db/prepared.ts';
 import { type FileMap, fileText, fullName, type PackageRow, type PackageVersionRow, splitName } from './types.ts';
 import { visiblePackagesQuery } from './visibility.ts';
 
@@ -139,11 +139,16 @@ export async function resolveAgent(
   version?: string,
 ): Promise<ResolvedAgent | undefined> {
   // The package with its version names in one query (a launch's hot path), then the chosen version.
-  const query = visiblePackagesQuery(knex, orgId, spaceId)
-    .where({ 'packages.scope': scope, 'packages.name': name, 'packages.type': 'agent' })
-    .select('packages.*', knex.raw('array(select v.version from package_versions v where v.package_id = packages.id) as version_names'))
-    .first();
-  const pkg = (await prepared('launch-package', query)) as (PackageRow & { version_names: string[] }) | undefined;
+  const [pkg] = await preparedShape<PackageRow & { version_names: string[] }>(
+    knex,
+    'launch-package',
+    [orgId, spaceId, scope, name],
+    (o: string, sp: string, sc: string, n: string) =>
+      visiblePackagesQuery(knex, o, sp)
+        .where({ 'packages.scope': sc, 'packages.name': n, 'packages.type': 'agent' })
+        .select('packages.*', knex.raw('array(select v.version from package_versions v where v.package_id = packages.id) as version_names'))
+        .first(),
+  );
   const picked = pkg && pickVersion(pkg.version_names, version);
   const chosen = picked ? await publishedVersion(knex, pkg.id, picked) : undefined;
   if (!pkg || !chosen) return undefined;

@@ -6,7 +6,7 @@ import type { AccessGrant } from '../../../shared/identity/access-grants.ts';
 import type { Scope } from '../../../shared/permissions.ts';
 import { RUN_SELECT, type RunRow, runDto } from '../../../shared/runs/model.ts';
 import { canReadRun, type RunAudience, runsVisibleTo } from '../../../shared/runs/visibility.ts';
-import { prepared } from '../../../shared/db/prepared.ts';
+import { preparedShape } from '../../../shared/db/prepared.ts';
 import { ACCESS_EPOCH_SQL } from '../../access-cache.ts';
 import { grantOf } from '../../access-watch.ts';
 import { setOffsetLinks } from '../../pagination.ts';
@@ -46,8 +46,19 @@ export async function findVisibleRun(ctx: AppContext, runId: string): Promise<Ru
   const confirming = access?.optimistic === true;
   if (confirming) columns.push(knex.raw(`${ACCESS_EPOCH_SQL} as access_epoch`));
   const audience = runAudience(ctx);
-  const shape = `run-read:${audience.only ? Object.keys(audience.only)[0] : 'all'}:${confirming}`;
-  const run = await prepared(shape, runsVisibleTo(knex, audience).where('r.id', runId).select(columns).first());
+  const only = audience.only ? (Object.entries(audience.only)[0] as [string, string]) : undefined;
+  const shape = `run-read:${only?.[0] ?? 'all'}:${confirming}`;
+  const values = [audience.orgId, audience.spaceId, runId, ...(only ? [only[1]] : [])];
+  const [run] = await preparedShape<RunRow & { scope: string; name: string; has_files: boolean; access_epoch: string }>(
+    knex,
+    shape,
+    values,
+    (orgId: string, spaceId: string, id: string, onlyValue?: string) =>
+      runsVisibleTo(knex, { orgId, spaceId, only: only ? ({ [only[0]]: onlyValue } as RunAudience['only']) : null })
+        .where('r.id', id)
+        .select(columns)
+        .first(),
+  );
   if (confirming) {
     if (run) access!.confirm(run.access_epoch);
     else await access!.settle(knex);
