@@ -2,8 +2,12 @@
 // holds the tool-calling loop and reaches the model and the tools only through the sidecar's
 // unix socket. It imports nothing but Node built-ins, because only this folder is mounted.
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
+
+// Not `import http from 'node:http'`: an ES import builds the module's whole namespace, which
+// runs its lazy getters (WebSocket and others load undici), and that doubled the runtime's start:
+// 72 against 36 ms of CPU (`node -e 0`: 23), in every sandbox (issue 18).
+const http = process.getBuiltinModule('node:http');
 
 interface ToolCall {
   id: string;
