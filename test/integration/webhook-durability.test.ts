@@ -1,35 +1,20 @@
 // DESIGN.md section 2: the ladder is durable. A worker killed between two attempts loses
 // nothing: another worker makes attempt 2 after the 30 s wait, with the same webhook-id.
 import { once } from 'node:events';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { expect } from 'chai';
 import { publishEvent } from '../../shared/events/publish.ts';
 import { newId } from '../../shared/ids.ts';
-import { newOrg, startTestApi, type TestApi } from '../support/api.ts';
-import { HttpsReceiver } from '../support/receiver.ts';
-import { stack } from '../support/stack.ts';
-import { spawnWorkerProcess, startTestWorker, workerEnv } from '../support/worker.ts';
+import { newOrg } from '../support/api.ts';
+import { crashStack } from '../support/webhook-tests.ts';
+import { spawnWorkerProcess, startTestWorker } from '../support/worker.ts';
 
 describe('webhook ladder across a worker crash', function () {
   this.timeout(120_000);
-  let api: TestApi;
-  let receiver: HttpsReceiver;
-  let worker: Awaited<ReturnType<typeof startTestWorker>> | undefined;
-  let connection: Connection;
-
-  before(async () => {
-    receiver = await new HttpsReceiver().start();
-    api = await startTestApi(workerEnv({ NODE_EXTRA_CA_CERTS: receiver.caFile }));
-    connection = await Connection.connect({ address: stack().temporalAddress });
-  });
-  after(async () => {
-    await worker?.stop();
-    await connection?.close();
-    await api?.close();
-    await receiver?.stop();
-  });
+  const s = crashStack();
 
   it('resumes after SIGKILL with nothing lost', async () => {
+    const { api, receiver, connection } = s;
     const org = await newOrg(api);
     const hook = await org.client.post('/api/webhooks', { level: 'space', spaceId: org.defaultSpaceId, url: receiver.url('/durable'), events: ['run.failed'] });
     expect(hook.status).to.equal(201);
@@ -52,7 +37,7 @@ describe('webhook ladder across a worker crash', function () {
     await new Promise((r) => setTimeout(r, 500));
     child.kill('SIGKILL');
     await once(child, 'exit');
-    worker = await startTestWorker({ NODE_EXTRA_CA_CERTS: receiver.caFile });
+    s.worker = await startTestWorker({ NODE_EXTRA_CA_CERTS: receiver.caFile });
     const [, second] = await receiver.waitFor(2, 60_000);
     expect(second.headers['webhook-attempt']).to.equal('2');
     expect(second.headers['webhook-id']).to.equal(eventId).and.equal(first.headers['webhook-id']);

@@ -1,7 +1,6 @@
 // SPEC 6.3 on Temporal's time-skipping test server: the exact ladder of waits, the attempt cap,
 // permanent answers, DNS abandonment, and (with the real delivery activity and a real HTTPS
 // receiver) a receiver that recovers at attempt 4 and sees the same webhook-id throughout.
-import { TestWorkflowEnvironment } from '@temporalio/testing';
 import { Worker } from '@temporalio/worker';
 import { expect } from 'chai';
 import type { AttemptOutcome } from '../../activities/webhooks/delivery.ts';
@@ -9,52 +8,27 @@ import { createWebhookDeliveryActivity } from '../../activities/webhooks/deliver
 import { loadConfig } from '../../shared/config.ts';
 import { createKnex } from '../../shared/db/knex.ts';
 import { createLogger } from '../../shared/log.ts';
-import { findBinary } from '../../temporal/cli.ts';
 import { newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { stack } from '../support/stack.ts';
 import { HttpsReceiver } from '../support/receiver.ts';
+import { expectWaits, H, M, S, scriptedAttempts, timeSkippingEnv } from '../support/webhook-tests.ts';
 import { workerEnv, workflowBundle } from '../support/worker.ts';
 
-const S = 1000;
-const M = 60 * S;
-const H = 60 * M;
 const LADDER = [30 * S, 5 * M, 30 * M, 1 * H, 2 * H, 3 * H, 4 * H];
 
 describe('webhook retry ladder (time-skipping)', function () {
   this.timeout(120_000);
-  let env: TestWorkflowEnvironment;
-
-  before(async () => {
-    env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: findBinary('temporal-test-server') } } });
-  });
-  after(() => env?.teardown());
+  const testEnv = timeSkippingEnv();
 
   /** Runs deliverWebhook with a scripted attempt; returns the result and each attempt's time. */
   async function ladder(script: (attempt: number) => AttemptOutcome | Promise<AttemptOutcome>, single = false) {
-    const times: number[] = [];
-    const taskQueue = `ladder-${Math.random().toString(36).slice(2)}`;
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      taskQueue,
-      workflowBundle: await workflowBundle(),
-      activities: {
-        async deliverWebhookAttempt(input: { attempt: number }) {
-          times.push(await env.currentTimeMs());
-          return script(input.attempt);
-        },
-      },
-    });
+    const env = testEnv();
+    const { worker, taskQueue, times } = await scriptedAttempts(env, script);
     const result = await worker.runUntil(
       env.client.workflow.execute('deliverWebhook', { taskQueue, workflowId: `delivery:evt_x:${taskQueue}`, args: [{ eventId: 'evt_x', webhookId: 'wh_x', single }] }),
     );
     const waits = times.slice(1).map((t, i) => t - times[i]);
     return { result, attempts: times.length, waits };
-  }
-
-  function expectWaits(waits: number[], expected: number[]) {
-    expect(waits).to.have.length(expected.length);
-    // Each wait is the ladder's step, give or take the workflow task round trip.
-    for (const [i, w] of waits.entries()) expect(w, `wait ${i + 1}`).to.be.within(expected[i], expected[i] + 2 * S);
   }
 
   it('retries at most 8 times with waits of 30 s, 5 min, 30 min, 1 h, 2 h, 3 h, 4 h', async () => {
@@ -107,6 +81,7 @@ describe('webhook retry ladder (time-skipping)', function () {
     });
 
     it('retries a 408, a 5xx and a redirect, and a receiver recovering at attempt 4 sees one webhook-id', async () => {
+      const env = testEnv();
       const org = await newOrg(api);
       const hook = await org.client.post('/api/webhooks', { level: 'space', spaceId: org.defaultSpaceId, url: receiver.url('/hook'), events: ['run.success'] });
       expect(hook.status, hook.text).to.equal(201);

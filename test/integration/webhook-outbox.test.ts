@@ -7,51 +7,27 @@ import { once } from 'node:events';
 import fs from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { Client as TemporalClient, Connection } from '@temporalio/client';
-import { TestWorkflowEnvironment } from '@temporalio/testing';
-import { Worker } from '@temporalio/worker';
+import { Client as TemporalClient } from '@temporalio/client';
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import type { AttemptOutcome } from '../../activities/webhooks/delivery.ts';
 import { type NewEvent, publishEvent } from '../../shared/events/publish.ts';
 import { newId } from '../../shared/ids.ts';
 import { outboxWorkflowId } from '../../shared/webhooks/outbox.ts';
-import { findBinary } from '../../temporal/cli.ts';
-import { newKey, newOrg, startTestApi, type TestApi } from '../support/api.ts';
-import { HttpsReceiver } from '../support/receiver.ts';
-import { stack } from '../support/stack.ts';
-import { spawnWorkerProcess, startTestWorker, workerEnv, workflowBundle } from '../support/worker.ts';
-
-const S = 1000;
-const M = 60 * S;
-const H = 60 * M;
+import { newKey, newOrg, type TestApi } from '../support/api.ts';
+import type { HttpsReceiver } from '../support/receiver.ts';
+import { crashStack, expectWaits, H, M, S, scriptedAttempts, timeSkippingEnv } from '../support/webhook-tests.ts';
+import { spawnWorkerProcess, startTestWorker } from '../support/worker.ts';
 
 describe('webhook outbox', function () {
   this.timeout(120_000);
 
   describe('the ladder after a first attempt made by the outbox (time-skipping)', () => {
-    let env: TestWorkflowEnvironment;
-    before(async () => {
-      env = await TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: 'existing-path', path: findBinary('temporal-test-server') } } });
-    });
-    after(() => env?.teardown());
+    const testEnv = timeSkippingEnv();
 
     async function continued(script: (attempt: number) => AttemptOutcome, nudge = false) {
-      const times: number[] = [];
-      const numbers: number[] = [];
-      const taskQueue = `continued-${Math.random().toString(36).slice(2)}`;
-      const worker = await Worker.create({
-        connection: env.nativeConnection,
-        taskQueue,
-        workflowBundle: await workflowBundle(),
-        activities: {
-          async deliverWebhookAttempt(input: { attempt: number }) {
-            times.push(await env.currentTimeMs());
-            numbers.push(input.attempt);
-            return script(input.attempt);
-          },
-        },
-      });
+      const env = testEnv();
+      const { worker, taskQueue, times, numbers } = await scriptedAttempts(env, script);
       const failedAt = await env.currentTimeMs();
       const result = await worker.runUntil(async () => {
         const handle = await env.client.workflow.start('deliverWebhook', {
@@ -63,11 +39,6 @@ describe('webhook outbox', function () {
         return handle.result();
       });
       return { result, numbers, first: times[0] - failedAt, waits: times.slice(1).map((t, i) => t - times[i]) };
-    }
-
-    function expectWaits(waits: number[], expected: number[]) {
-      expect(waits).to.have.length(expected.length);
-      for (const [i, w] of waits.entries()) expect(w, `wait ${i + 1}`).to.be.within(expected[i], expected[i] + 2 * S);
     }
 
     it('makes attempt 2 thirty seconds after attempt 1, then the rest of the ladder up to 8 attempts', async () => {
@@ -94,24 +65,15 @@ describe('webhook outbox', function () {
   });
 
   describe('on the real stack', () => {
+    const s = crashStack();
     let api: TestApi;
     let receiver: HttpsReceiver;
-    let worker: Awaited<ReturnType<typeof startTestWorker>>;
-    let connection: Connection;
     let temporal: TemporalClient;
 
     before(async () => {
-      receiver = await new HttpsReceiver().start();
-      api = await startTestApi(workerEnv({ NODE_EXTRA_CA_CERTS: receiver.caFile }));
-      worker = await startTestWorker({ NODE_EXTRA_CA_CERTS: receiver.caFile });
-      connection = await Connection.connect({ address: stack().temporalAddress });
-      temporal = new TemporalClient({ connection });
-    });
-    after(async () => {
-      await worker?.stop();
-      await connection?.close();
-      await api?.close();
-      await receiver?.stop();
+      ({ api, receiver } = s);
+      s.worker = await startTestWorker({ NODE_EXTRA_CA_CERTS: receiver.caFile });
+      temporal = new TemporalClient({ connection: s.connection });
     });
 
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -200,24 +162,10 @@ describe('webhook outbox', function () {
   });
 
   describe('across a lost worker', () => {
-    let api: TestApi;
-    let receiver: HttpsReceiver;
-    let worker: Awaited<ReturnType<typeof startTestWorker>> | undefined;
-    let connection: Connection;
-
-    before(async () => {
-      receiver = await new HttpsReceiver().start();
-      api = await startTestApi(workerEnv({ NODE_EXTRA_CA_CERTS: receiver.caFile }));
-      connection = await Connection.connect({ address: stack().temporalAddress });
-    });
-    after(async () => {
-      await worker?.stop();
-      await connection?.close();
-      await api?.close();
-      await receiver?.stop();
-    });
+    const s = crashStack();
 
     it('a batch cut off by a SIGKILL is sent again by another worker, and recorded once', async () => {
+      const { api, receiver, connection } = s;
       // The first request is never answered: the worker dies with it open.
       const attempts: string[] = [];
       const slow = https.createServer(
@@ -252,7 +200,7 @@ describe('webhook outbox', function () {
         expect(attempts).to.deep.equal(['1']);
         child.kill('SIGKILL');
         await once(child, 'exit');
-        worker = await startTestWorker({ NODE_EXTRA_CA_CERTS: receiver.caFile });
+        s.worker = await startTestWorker({ NODE_EXTRA_CA_CERTS: receiver.caFile });
         // No heartbeat for 20 s, then the batch again (5 s later): the event is sent again as attempt 1.
         for (let i = 0; i < 600 && attempts.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
         expect(attempts).to.deep.equal(['1', '1']);
