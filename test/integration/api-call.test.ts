@@ -112,20 +112,26 @@ function filesUnder(dir: string): string[] {
 /**
  * What the run's sandbox holds while its runtime waits for the model (after api_call answered):
  * each sandboxed process's environment and command line, the processes visible inside its pid
- * namespace, the files it can reach under /workspace, /sidecar, /runtime, /tmp, and the runtime's
- * whole readable memory. `control` is a string the runtime must hold (proves the memory scan works).
+ * namespace, the files it can reach under /workspace, /sidecar, /runtime, /tmp, and the whole
+ * readable memory of every runtime. The warm pool keeps runtimes waiting beside the one serving
+ * the run, and pids wrap around, so the serving runtime is the one holding `control` (a string
+ * the run's runtime must hold: it proves the memory scan works); no runtime may hold a secret.
  */
 function inspectSandbox(control: string) {
   const mine = descendants(process.pid);
   // The sandboxed node (argv[0] as bwrap execs it), not bwrap or the shell that name it too.
   const runtime = mine.filter((pid) => read(`/proc/${pid}/cmdline`).toString().split('\0')[0] === '/opt/node/node');
   const envs = mine.map((pid) => read(`/proc/${pid}/environ`).toString() + read(`/proc/${pid}/cmdline`).toString());
-  const root = `/proc/${runtime[0]}/root`;
+  const scans = runtime.map((pid) => memoryContains(pid, [TOKEN, HEADER_VALUE, control]));
+  const tokenInMemory = scans.some((s) => s[0]);
+  const headerInMemory = scans.some((s) => s[1]);
+  const serving = runtime[scans.findIndex((s) => s[2])];
+  const controlInMemory = serving !== undefined;
+  const root = `/proc/${serving ?? runtime[0]}/root`;
   const files = ['/workspace', '/sidecar', '/runtime', '/tmp'].flatMap((d) => filesUnder(root + d));
   const fileText = files.map((f) => read(f).toString('latin1')).join('\n');
   const inside = fs.readdirSync(`${root}/proc`).filter((d) => /^\d+$/.test(d));
   const insideEnv = inside.map((d) => read(`${root}/proc/${d}/environ`).toString() + read(`${root}/proc/${d}/cmdline`).toString());
-  const [tokenInMemory, headerInMemory, controlInMemory] = memoryContains(runtime[0], [TOKEN, HEADER_VALUE, control]);
   return { runtime, envs, files, fileText, inside, insideEnv, tokenInMemory, headerInMemory, controlInMemory };
 }
 
