@@ -72,11 +72,15 @@ const model = await new FakeModel().start();
 // A first start and stop leaves what a deployment has from its second start on: the workflow
 // bundle and Node's compile cache on disk (workers/workflow-bundle.ts, shared/stack/tuned-process.ts).
 await (await startServiceProcesses({})).stop();
-const service = await startServiceProcesses({});
+// With the benchmark's bare Temporal worker (test/bench/bare-worker.ts: one workflow, one
+// activity, the same SDK) idle beside them, for scale: it bundles its workflow in its own
+// process (webpack stays resident), which our worker no longer does.
+const service = await startServiceProcesses({}, ['test/bench/bare-worker.ts']);
 const api = { url: service.apiUrl };
-const [apiPid, workerPid] = service.pids;
+const [apiPid, workerPid, bareWorkerPid] = service.pids;
 await settle(10_000);
 const cold = { api: rssMb(apiPid), worker: rssMb(workerPid) };
+const bareWorker = rssMb(bareWorkerPid);
 
 const org = await newOrg(api, 'bench-memory');
 await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
@@ -114,7 +118,14 @@ printTable(rows, 'goal');
 console.log(
   `\ngoal = issue 18's target (250 MB for the idle pair, 80 MB per sandbox). Worker with ${SANDBOXES} sandboxes running: ${Math.round(workerBusy)} MB; sandboxes counted: ${runtimes} (${SANDBOXES} running, the rest warm).`,
 );
-writeResult('memory', { when: new Date().toISOString(), results: resultsOf(rows, 'goal'), workerWithSandboxesMb: Math.round(workerBusy), sandboxes: runtimes });
+console.log(`For scale: the bare Temporal worker (one workflow, one activity, the same SDK, bundled in its own process) idles at ${Math.round(bareWorker)} MB.`);
+writeResult('memory', {
+  when: new Date().toISOString(),
+  results: resultsOf(rows, 'goal'),
+  workerWithSandboxesMb: Math.round(workerBusy),
+  sandboxes: runtimes,
+  bareTemporalWorkerIdleMb: Math.round(bareWorker),
+});
 
 await service.stop();
 await model.stop();

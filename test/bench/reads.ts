@@ -4,7 +4,6 @@
 // API runs as its own process; the runs are pending rows no worker takes, finished by this
 // process in a transaction that announces them as finalizeRun does.
 import { spawn } from 'node:child_process';
-import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import pg from 'pg';
@@ -18,6 +17,7 @@ import { newKey, newOrg } from '../support/api.ts';
 import { importAgent } from '../support/packages.ts';
 import { stack } from '../support/stack.ts';
 import { startServiceProcesses } from './processes.ts';
+import { cpuUs, postgresCpuUs } from './cpu.ts';
 import { pct, printTable, type Row, resultsOf, say, writeResult } from './report.ts';
 
 const CONNECTIONS = 50;
@@ -39,23 +39,6 @@ const keys = await Promise.all(Array.from({ length: WAITERS / 10 }, (_, i) => ne
 const launched = await org.client.post('/api/agents/@bench/idle/run', { input: {} });
 if (launched.status !== 201) throw new Error(`launch failed: ${launched.status} ${launched.text}`);
 const runId = launched.body.id as string;
-
-/** CPU time (µs) a process has used, and all Postgres processes together: where a read's cost goes. */
-const CLOCK_TICK_US = 10_000; // USER_HZ 100
-function cpuUs(pid: number): number {
-  const fields = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * CLOCK_TICK_US;
-}
-function postgresCpuUs(): number {
-  let total = 0;
-  for (const pid of fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      if (stat.includes(' (postgres) ')) total += cpuUs(Number(pid));
-    } catch {} // gone meanwhile
-  }
-  return total;
-}
 
 /** req/s at 50 connections, and the CPU per request of the server process (`pid`) and of Postgres. */
 async function cannon(url: string, authorized: boolean, pid?: number): Promise<{ rps: number; serverUs: number; postgresUs: number }> {

@@ -5,6 +5,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { createKnex } from '../../shared/db/knex.ts';
 import { mochaGlobalSetup, mochaGlobalTeardown } from '../setup/global.ts';
+import { cpuCounters, cpuMsPer } from './cpu.ts';
 import { pct, printTable, type Row, resultsOf, say, writeResult } from './report.ts';
 import { startServiceProcesses } from './processes.ts';
 import { type Client as Http, newKey, newOrg } from '../support/api.ts';
@@ -133,6 +134,11 @@ const runOne = async (slot: number) => {
 const bareOne = async () => {
   await (await bareStart('bareSandboxWorkflow')).result();
 };
+// CPU per run at 50 concurrent, where it goes: the machine (sandboxes and kernel included), and
+// the processes of each side (the bare side's work is its worker's and Temporal's).
+const [apiPid, workerPid, bareWorkerPid] = service.pids;
+const processPids = { api: apiPid, worker: workerPid, 'bare worker': bareWorkerPid, 'bench client': process.pid };
+let cpuPerRun: { service: Record<string, number>; bare: Record<string, number> } | undefined;
 const growth: Array<{ concurrency: number; runs: number; service: { rps: number; p50: number }; bare: { rps: number; p50: number } }> = [];
 for (const [concurrency, runs] of [
   [1, 20],
@@ -146,9 +152,13 @@ for (const [concurrency, runs] of [
     await clientFor(slot);
     slots.get(slot)!.used = 0;
   }
+  const c0 = cpuCounters(processPids);
   const service = await throughput(concurrency, runs, runOne);
+  const c1 = cpuCounters(processPids);
   const bare = await throughput(concurrency, runs, bareOne);
+  const c2 = cpuCounters(processPids);
   growth.push({ concurrency, runs, service, bare });
+  if (concurrency === 50) cpuPerRun = { service: cpuMsPer(c0, c1, runs), bare: cpuMsPer(c1, c2, runs) };
 }
 const at = (c: number) => growth.find((g) => g.concurrency === c)!;
 
@@ -210,6 +220,8 @@ const growthRows = growth.flatMap((g) => [
 ]) satisfies Row[];
 console.log('\ngrowth with concurrency (each level: service, then bare)');
 printTable(growthRows, 'bare');
+console.log('\nCPU per run at 50 concurrent (ms; machine = every process and the kernel, sandboxes included)');
+printTable(Object.keys(cpuPerRun!.service).map((k) => [k, cpuPerRun!.service[k], cpuPerRun!.bare[k]] as const), 'bare');
 console.log('\ngrowth with rows in `runs`: launch ack p50 (ms)');
 for (const l of launchAt) console.log(`${String(l.rows).padStart(8)} rows  ${l.p50.toFixed(1).padStart(8)}`);
 
@@ -228,6 +240,7 @@ const result = {
     })),
     launchAckP50ByRows: launchAt.map((l) => ({ rows: l.rows, p50Ms: Math.round(l.p50 * 10) / 10 })),
   },
+  cpuMsPerRunAt50: cpuPerRun,
 };
 writeResult('runs', result);
 
