@@ -127,7 +127,7 @@ async function resolveSpace(ctx: AppContext, route: RouteDef, org: Organization,
 }
 
 /** The X-View-As role, once checked (the narrowing itself is `narrowScopes`). */
-function viewAsRole(ctx: AppContext, role: OrgRole): SpaceRole | undefined {
+export function viewAsRole(ctx: AppContext, role: OrgRole): SpaceRole | undefined {
   const viewAs = ctx.get('X-View-As');
   if (!viewAs) return undefined;
   if (!SPACE_ROLES.includes(viewAs as SpaceRole)) {

@@ -101,6 +101,21 @@ describe('context headers', () => {
     expectProblem(await member.client.get('/api/me', { headers: { 'X-View-As': 'viewer' } }), 403, 'forbidden');
   });
 
+  it('applies X-View-As on the /api/orgs/{orgId} family: a preview acts as an organization member', async () => {
+    const members = `/api/orgs/${org.orgId}/members`;
+    const asViewer = { headers: { 'X-View-As': 'viewer' } };
+    expect((await org.client.get(members, asViewer)).status, 'a member may list the members').to.equal(200);
+    const other = await newOrg(api, 'view-as-target');
+    expectProblem(await org.client.post(members, { email: other.email, role: 'member' }, asViewer), 403, 'forbidden');
+    expectProblem(await org.client.post(`/api/orgs/${org.orgId}/roles`, { name: 'previewed', scopes: ['runs:read'] }, asViewer), 403, 'forbidden');
+    expectProblem(await org.client.get(members, { headers: { 'X-View-As': 'overlord' } }), 400, 'validation_failed');
+    const member = await newMember(api, org);
+    expectProblem(await member.client.get(members, asViewer), 403, 'forbidden');
+    // Without the header the owner still manages members.
+    const added = await org.client.post(members, { email: other.email, role: 'member' });
+    expect(added.status, added.text).to.equal(201);
+  });
+
   it('answers 401 for an unknown, malformed or former-format key', async () => {
     const { generateApiKey } = await import('../../shared/api-key-format.ts');
     for (const bearer of [generateApiKey().key, 'svc_short', `sk_live_${'a'.repeat(30)}`, 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln']) {
