@@ -1,8 +1,8 @@
 // One Server-Sent Events connection (SPEC 4.5, 6.4): frames `event:` / `id:` / `data:`, a
 // `ping` on connect and after every 30 s without another frame, and the slow-client rule: a
 // client with about 2000 frames queued (written while the socket had not drained) is dropped.
-import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
+import { randomBase62 } from '../shared/ids.ts';
 
 export const REALTIME_CHANNELS = ['run_update', 'run_log', 'run_metric', 'connection_update', 'chat_session_update', 'ping'] as const;
 export type RealtimeChannel = (typeof REALTIME_CHANNELS)[number];
@@ -28,8 +28,8 @@ export interface SseStreamOptions {
 }
 
 export class SseStream {
-  /** `<subscriber>` part of the frame ids. */
-  readonly id = randomBytes(6).toString('base64url');
+  /** `<subscriber>` part of the frame ids (from the pooled randomness ids use: a system call per stream cost 16 µs of its connect). */
+  readonly id = randomBase62(8);
   private readonly res: ServerResponse;
   private readonly keepAliveMs: number;
   private readonly maxQueued: number;

@@ -12,9 +12,24 @@ import { stack } from '../support/stack.ts';
 import { workerEnv } from '../support/worker.ts';
 
 const SUBSCRIBERS = 1000;
+/**
+ * Each side first connects and closes this many clients, so the measured connects run on code
+ * the JIT has compiled: the raw server, measured second in the same process, otherwise got the
+ * service's warm-up of node:http for free (the service's first round measured about 1.5 times
+ * its later ones).
+ */
+const WARM_CONNECTS = 1000;
 const WARMUP = 5;
 const PUBLISHES = 60;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Connects `n` clients to `url` and closes them once `open()` counts them, then waits until it counts none. */
+async function warmUp(url: string, n: number, open: () => number): Promise<void> {
+  const subs = new Subscribers();
+  await subs.connect(url, n);
+  subs.close();
+  for (let waited = 0; open() > 0 && waited < 10_000; waited += 20) await sleep(20);
+}
 
 /** 1000 streaming node:http clients; each parses frames and reports `bench-<i>` receipts. */
 class Subscribers {
@@ -129,8 +144,10 @@ const runId: string = launched.body.id;
 const key = await newKey(api, org.client, { name: 'bench sse' });
 
 say(`1/2 service: ${SUBSCRIBERS} subscribers on /api/realtime/runs, ${PUBLISHES} log entries written with appendRunLog...`);
+const serviceUrl = `${api.url.replace('localhost', '127.0.0.1')}/api/realtime/runs?token=${key.key}&channels=run_log`;
+await warmUp(serviceUrl, WARM_CONNECTS, () => api.realtimeStreams());
 const serviceSubs = new Subscribers();
-const serviceConnect = await serviceSubs.connect(`${api.url.replace('localhost', '127.0.0.1')}/api/realtime/runs?token=${key.key}&channels=run_log`, SUBSCRIBERS);
+const serviceConnect = await serviceSubs.connect(serviceUrl, SUBSCRIBERS);
 if (api.realtimeStreams() !== SUBSCRIBERS) throw new Error(`expected ${SUBSCRIBERS} streams, the API holds ${api.realtimeStreams()}`);
 const service = await measure(serviceSubs, async (i) => {
   await appendRunLog(knex, runId, { level: 'info', type: 'bench', message: `bench-${i}` });
@@ -148,8 +165,10 @@ const raw = http.createServer((req, res) => {
   req.on('close', () => open.delete(res));
 });
 await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
+const rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`;
+await warmUp(rawUrl, WARM_CONNECTS, () => open.size);
 const rawSubs = new Subscribers();
-const rawConnect = await rawSubs.connect(`http://127.0.0.1:${(raw.address() as AddressInfo).port}/`, SUBSCRIBERS);
+const rawConnect = await rawSubs.connect(rawUrl, SUBSCRIBERS);
 const bare = await measure(rawSubs, async (i) => {
   // The same frame shape the service sends: a logDto with runId.
   const data = JSON.stringify({ object: 'run_log', seq: i + 1, level: 'info', type: 'bench', message: `bench-${i}`, createdAt: new Date().toISOString(), runId });
@@ -171,6 +190,7 @@ const rows = [
 printTable(rows, 'bare', 2);
 console.log(
   `\n${SUBSCRIBERS} subscribers, ${PUBLISHES} publishes (after ${WARMUP} warm-up); missing frames: service ${service.missing}, bare ${bare.missing}. ` +
+    `Connects timed after ${WARM_CONNECTS} warm-up connects on each side. ` +
     'Service = appendRunLog (transaction + NOTIFY) -> LISTEN -> one row load -> fan-out; bare = res.write to each client. Servers and clients share this process.',
 );
 
@@ -178,6 +198,7 @@ const result = {
   when: new Date().toISOString(),
   machine: { cpus: os.cpus().length, node: process.version },
   subscribers: SUBSCRIBERS,
+  warmConnects: WARM_CONNECTS,
   publishes: PUBLISHES,
   missing: { service: service.missing, bare: bare.missing },
   results: resultsOf(rows, 'bare', 2),

@@ -98,7 +98,12 @@ describe('realtime (SSE)', function () {
   });
 
   it('ignores Last-Event-ID: a reconnect gets the snapshot again and no replay', async () => {
+    // The entry is written and seen by a stream already open: the API has handled its
+    // notification, so it cannot reach the reconnect below as a live frame.
+    const earlier = await feed(`/api/realtime/runs/${runId}?token=${ownerKey.key}`);
+    await earlier.waitFor((x) => x.event === 'ping');
     await appendRunLog(api.knex, runId, { level: 'info', type: 'test', message: 'before reconnect' });
+    await earlier.waitFor((x) => x.event === 'run_log' && x.data.message === 'before reconnect');
     const res = await fetch(`${api.url}/api/realtime/runs/${runId}?token=${ownerKey.key}`, { headers: { 'Last-Event-ID': 'abc:1' } });
     expect(res.status).to.equal(200);
     expect(res.headers.get('content-type')).to.match(/^text\/event-stream/);
