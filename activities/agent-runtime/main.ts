@@ -4,10 +4,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 
-// Not `import http from 'node:http'`: an ES import builds the module's whole namespace, which
-// runs its lazy getters (WebSocket and others load undici), and that doubled the runtime's start:
-// 72 against 36 ms of CPU (`node -e 0`: 23), in every sandbox (issue 18).
-const http = process.getBuiltinModule('node:http');
+// Not node:http: loading its client and compiling it on the first request was a third of the
+// runtime's CPU in every sandbox (34 against 25 ms for a start and three calls, issue 18). The
+// sidecar is ours, so each call is one HTTP/1.1 exchange on a connection of its own: the request
+// with its length, `Connection: close`, and the answer read until the sidecar closes (it always
+// states its body's length, never chunks it). `process.getBuiltinModule`, not an ES import,
+// which would build the module's whole namespace.
+const net = process.getBuiltinModule('node:net');
 
 interface ToolCall {
   id: string;
@@ -23,26 +26,36 @@ interface Message {
 const socketPath = process.env.SIDECAR_SOCKET ?? '/sidecar/sidecar.sock';
 const MAX_NUDGES = 2;
 
-function call<T>(method: string, path: string, body?: unknown, at = socketPath): Promise<{ status: number; body: T }> {
+function call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
   return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(
-      { socketPath: at, method, path, headers: payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {} },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          try {
-            resolve({ status: res.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) as T });
-          } catch (err) {
-            reject(err);
-          }
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
+    const payload = Buffer.from(body === undefined ? '' : JSON.stringify(body));
+    const head = `${method} ${path} HTTP/1.1\r\nHost: sidecar\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\n\r\n`;
+    const chunks: Buffer[] = [];
+    const socket = net.connect(socketPath);
+    socket.on('data', (c: Buffer) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('end', () => {
+      try {
+        resolve(parseAnswer<T>(Buffer.concat(chunks)));
+      } catch (err) {
+        reject(err);
+      }
+    });
+    // Not end(): Node's HTTP server drops a request whose client half-closed before the answer.
+    socket.write(Buffer.concat([Buffer.from(head, 'latin1'), payload]));
   });
+}
+
+/** The status line, the headers up to the blank line, then the JSON body of the stated length. */
+function parseAnswer<T>(raw: Buffer): { status: number; body: T } {
+  const headEnd = raw.indexOf('\r\n\r\n');
+  const head = headEnd < 0 ? '' : raw.subarray(0, headEnd).toString('latin1');
+  const status = /^HTTP\/1\.1 (\d{3}) /.exec(head);
+  const length = /\r\ncontent-length: *(\d+)/i.exec(head);
+  if (!status || !length) throw new Error('the sidecar closed the connection without a complete answer');
+  const body = raw.subarray(headEnd + 4, headEnd + 4 + Number(length[1]));
+  if (body.length < Number(length[1])) throw new Error('the sidecar closed the connection without a complete answer');
+  return { status: Number(status[1]), body: JSON.parse(body.toString('utf8')) as T };
 }
 
 // The file tools run here, where the files are (activities/sidecar/file-tools.ts). The agent
@@ -183,11 +196,8 @@ async function main(): Promise<void> {
  * `ready` on stdout and waits for the go on stdin, which comes once its run's sidecar listens.
  * Stdin closed without a go: the sandbox was not needed.
  */
-async function goSignal(): Promise<void> {
-  if (!process.argv.includes('--warm')) return;
-  // The HTTP client's first request loads and compiles much of it (about 10 ms): made once now,
-  // to a socket that is not there, so the run's first request is not the first.
-  await call('GET', '/', undefined, `${path.dirname(socketPath)}/.warm-up`).catch(() => undefined);
+function goSignal(): Promise<void> {
+  if (!process.argv.includes('--warm')) return Promise.resolve();
   return new Promise((resolve) => {
     const unneeded = () => process.exit(0);
     process.stdin.once('end', unneeded);

@@ -152,9 +152,11 @@ export function readBody(req: http.IncomingMessage, limit: number): Promise<any>
   });
 }
 
+/** A JSON answer with its length stated: the runtime reads bodies by length, never chunked (agent-runtime/main.ts). */
 export function send(res: http.ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
 }
 
 /** Adds one completion's usage to `total`, priced at the model's rates when the provider names no cost. */
