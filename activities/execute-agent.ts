@@ -9,7 +9,7 @@ import { resolveModel } from '../shared/models/resolve.ts';
 import { withRunId } from '../shared/observability/context.ts';
 import { HEARTBEAT_TIMEOUT_SECONDS, SANDBOX_STARTED_SIGNAL } from '../shared/runs/attempts.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
-import { isTerminal, type RunRow } from '../shared/runs/model.ts';
+import { isTerminal, keepPendingOutput, type RunRow } from '../shared/runs/model.ts';
 import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
 import { collectOutputFiles, inputFilesOf, prepareRunFiles, type RunWorkspace } from './run-files.ts';
@@ -23,7 +23,11 @@ import { McpTools } from './sidecar/mcp-tools.ts';
 import { Sidecar } from './sidecar/server.ts';
 
 export interface ExecuteResult {
-  output: unknown;
+  /**
+   * Never set now: the output is the run's `result` already, or waits in its `pending_output`
+   * (run-state.ts, RunOutcome). Attempts of workers before migration 024 returned it here.
+   */
+  output?: unknown;
   sandboxMode: SandboxMode;
 }
 
@@ -130,7 +134,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     if (!loaded) throw failure('The run was deleted before it started');
     const { run, agent } = loaded;
     // An earlier attempt ended the run itself (it succeeded, and its worker was lost before Temporal heard).
-    if (run.status === 'success') return { output: run.result?.output, sandboxMode: (run.sandbox_mode ?? sandboxModeHere()) as SandboxMode };
+    if (run.status === 'success') return { sandboxMode: (run.sandbox_mode ?? sandboxModeHere()) as SandboxMode };
     if (isTerminal(run.status)) throw failure(`The run already ended ${run.status}`);
     if (!agent) throw failure(`Version ${run.package_version} of the agent is no longer available`);
     // What the run needs, read at once: reads only, nothing to release when one fails.
@@ -247,12 +251,16 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       // (which then finds it written), unless runAgent may decide otherwise: a cancel asked for
       // (recorded before the workflow hears it; this activity hears it seconds later, with a
       // heartbeat) or its timeout near, both checked by the write itself (run-state.ts, `endRun`).
+      // Not written, the output waits in the run's row for finalizeRun, never in Temporal history.
       const output = sidecar.state.output;
-      if (output && !ctx.cancellationSignal.aborted) {
+      if (output) {
         const ended = { ...(run as RunRow & { scope: string; name: string }), started_at: startedAt ?? run.started_at };
-        await endRun(knex, ended, agent, { status: 'success', output: output.value }, { uncontested: true }).catch((err) => {
-          log.warn({ err, runId }, 'the run could not be ended here; runAgent ends it');
-        });
+        const written =
+          !ctx.cancellationSignal.aborted &&
+          (await endRun(knex, ended, agent, { status: 'success', output: output.value }, { uncontested: true }).catch((err) => {
+            log.warn({ err, runId }, 'the run could not be ended here; runAgent ends it');
+          }));
+        if (!written) await keepPendingOutput(knex, runId, output.value);
       }
     } finally {
       await sidecar.close();
@@ -260,8 +268,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       await dispatcher.close();
       await workspace.remove();
     }
-    const output = sidecar.state.output;
-    if (output) return { output: output.value, sandboxMode: sandbox.mode };
+    if (sidecar.state.output) return { sandboxMode: sandbox.mode };
     if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The sandbox was stopped');
     if (supervised.drained) throw ApplicationFailure.retryable('The worker is shutting down: the run is handed over to another worker', 'WorkerDrain');
     throw failure(exitReason(supervised.exit, limits.agent_memory_ceiling_mb, sidecar));

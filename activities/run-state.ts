@@ -11,9 +11,22 @@ import { LIVE_STATUSES, RUN_SELECT, type RunRow, type RunStatus, runsWithPackage
 import { agentForRun, type ResolvedAgent } from '../shared/packages/resolve-agent.ts';
 import type { ActivityDeps } from './deps.ts';
 
+/**
+ * How a run ended, as its workflow decided. A success's output is not carried through Temporal
+ * (a payload over 2 MB fails the activity or update that carries it): it waits in the run's
+ * `pending_output` (shared/runs/model.ts, keepPendingOutput), where finalizeRun reads it.
+ * Workers before migration 024 passed it here, which finalizeRun still takes.
+ */
 export type RunOutcome =
-  | { status: 'success'; output: unknown }
+  | { status: 'success'; output?: unknown }
   | { status: 'failed' | 'timeout' | 'cancelled'; error: string };
+
+/** A success's output: the one passed (older workers), else the one kept in the run's row. */
+function withOutput(run: RunRow, outcome: RunOutcome): RunOutcome {
+  if (outcome.status !== 'success' || outcome.output !== undefined) return outcome;
+  if (run.pending_output) return { status: 'success', output: run.pending_output.output };
+  return { status: 'failed', error: 'The agent finished, but its output was not kept; run it again' };
+}
 
 /** Checks the output against the agent's output schema; a mismatch fails the run with the errors. */
 export function judgeOutput(outputSchema: object | null, output: unknown): RunOutcome {
@@ -111,7 +124,7 @@ export async function endRun(
       rows: [ended],
     } = await trx.raw(
       `with ended as (
-         update runs set status = ?, result = ?, error = ?, finished_at = now(), log_seq = log_seq + 1
+         update runs set status = ?, result = ?, error = ?, pending_output = null, finished_at = now(), log_seq = log_seq + 1
          where id = ? and status = any(?) ${opts.uncontested ? `and ${UNCONTESTED}` : ''}
          returning id, status, org_id, space_id, user_id, schedule_id, error, log_seq
        ), logged as (
@@ -165,8 +178,9 @@ export function createRunStateActivities(deps: ActivityDeps) {
       const run = (await runsWithPackage(knex).where('r.id', runId).select(RUN_SELECT).first()) as LoadedRun | undefined;
       if (!run) return 'cancelled'; // nothing left to finalize
       if (!LIVE_STATUSES.includes(run.status)) return run.status; // written already (by executeAgent on success, or a retried finalize)
-      const agent = outcome.status === 'success' ? await agentForRun(knex, run) : undefined;
-      return (await endRun(knex, run, agent, outcome)) as RunStatus; // always a status when not `uncontested`
+      const decided = withOutput(run, outcome);
+      const agent = decided.status === 'success' ? await agentForRun(knex, run) : undefined;
+      return (await endRun(knex, run, agent, decided)) as RunStatus; // always a status when not `uncontested`
     },
   };
 }

@@ -2,8 +2,12 @@
 // apart from the workflow so the API imports names and types, not workflow code.
 import { defineUpdate } from '@temporalio/workflow';
 
-/** What the runner reported as its end: a result to judge against the output schema, or a failure. */
-export type RemoteReport = { status: 'success'; output: unknown } | { status: 'failed'; error: string };
+/**
+ * What the runner reported as its end: a result to judge against the output schema, or a failure.
+ * A result's output waits in the run's row (shared/runs/sink.ts); API processes before migration
+ * 024 sent it here.
+ */
+export type RemoteReport = { status: 'success'; output?: unknown } | { status: 'failed'; error: string };
 
 /** pending -> running (run.started); answers the run's status. */
 export const startRemoteRun = defineUpdate<string>('startRemoteRun');

@@ -7,8 +7,8 @@ import path from 'node:path';
 // Not node:http: loading its client and compiling it on the first request was a third of the
 // runtime's CPU in every sandbox (34 against 25 ms for a start and three calls, issue 18). The
 // sidecar is ours, so each call is one HTTP/1.1 exchange on a connection of its own: the request
-// with its length, `Connection: close`, and the answer read until the sidecar closes (it always
-// states its body's length, never chunks it). `process.getBuiltinModule`, not an ES import,
+// with its length, `Connection: close`, and the answer read until the sidecar closes (its own
+// answers state their length, never chunk it). `process.getBuiltinModule`, not an ES import,
 // which would build the module's whole namespace.
 const net = process.getBuiltinModule('node:net');
 
@@ -46,16 +46,31 @@ function call<T>(method: string, path: string, body?: unknown): Promise<{ status
   });
 }
 
-/** The status line, the headers up to the blank line, then the JSON body of the stated length. */
+/**
+ * The status line, the headers up to the blank line, then the JSON body: of the stated length
+ * (the sidecar's own answers), else the rest until the close (Node's answers to a request it
+ * refused, e.g. 400, state none). An empty body reads as `{}`.
+ */
 function parseAnswer<T>(raw: Buffer): { status: number; body: T } {
   const headEnd = raw.indexOf('\r\n\r\n');
   const head = headEnd < 0 ? '' : raw.subarray(0, headEnd).toString('latin1');
   const status = /^HTTP\/1\.1 (\d{3}) /.exec(head);
+  if (!status || /\r\ntransfer-encoding:/i.test(head)) throw new Error('the sidecar closed the connection without a complete answer');
   const length = /\r\ncontent-length: *(\d+)/i.exec(head);
-  if (!status || !length) throw new Error('the sidecar closed the connection without a complete answer');
-  const body = raw.subarray(headEnd + 4, headEnd + 4 + Number(length[1]));
-  if (body.length < Number(length[1])) throw new Error('the sidecar closed the connection without a complete answer');
-  return { status: Number(status[1]), body: JSON.parse(body.toString('utf8')) as T };
+  const body = raw.subarray(headEnd + 4, length ? headEnd + 4 + Number(length[1]) : raw.length);
+  if (length && body.length < Number(length[1])) throw new Error('the sidecar closed the connection without a complete answer');
+  return { status: Number(status[1]), body: readJson(body, Number(status[1])) as T };
+}
+
+/** A refusal's body may not be JSON (Node's own): then it reads as `{}` and the status speaks. */
+function readJson(body: Buffer, status: number): unknown {
+  if (!body.length) return {};
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    if (status === 200) throw err;
+    return {};
+  }
 }
 
 // The file tools run here, where the files are (activities/sidecar/file-tools.ts). The agent
@@ -140,10 +155,11 @@ function fail(message: string): never {
 async function main(): Promise<void> {
   // A chat turn (activities/chat/) brings the conversation so far instead of an input, and ends
   // with the model's text answer, handed to the sidecar as the reply.
-  const { body: run } = await call<{ system: string; input: unknown; conversation?: Message[]; maxTurns: number; localTools: string[]; files?: FileLimits }>(
+  const { status, body: run } = await call<{ system: string; input: unknown; conversation?: Message[]; maxTurns: number; localTools: string[]; files?: FileLimits; error?: string }>(
     'GET',
     '/v1/run',
   );
+  if (status !== 200) fail(run.error ?? `the run could not be read from the sidecar (${status})`);
   const local = new Set(run.localTools ?? []);
   const messages: Message[] = [{ role: 'system', content: run.system }, ...(run.conversation ?? [{ role: 'user', content: JSON.stringify(run.input ?? {}) }])];
   let nudges = 0;
@@ -182,7 +198,8 @@ async function main(): Promise<void> {
         messages.push({ role: 'tool', tool_call_id: c.id, content });
         continue;
       }
-      const r = await call<{ content: string; done?: boolean }>('POST', `/v1/tools/${encodeURIComponent(c.function.name)}`, { arguments: args });
+      const r = await call<{ content: string; done?: boolean; error?: string }>('POST', `/v1/tools/${encodeURIComponent(c.function.name)}`, { arguments: args });
+      if (r.status !== 200) fail(r.body.error ?? `the ${c.function.name} call failed with ${r.status}`);
       messages.push({ role: 'tool', tool_call_id: c.id, content: r.body.content });
       if (r.body.done) done = true;
     }

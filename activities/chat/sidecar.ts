@@ -12,7 +12,7 @@ import type { Logger } from '../../shared/log.ts';
 import type { ModelConfig } from '../../shared/models/resolve.ts';
 import type { RunUsage } from '../../shared/runs/model.ts';
 import { type ChatMessage, complete, ModelCallError } from '../sidecar/providers.ts';
-import { addUsage, listenForSandbox, readBody, send } from '../sidecar/server.ts';
+import { addUsage, listenForSandbox, readBody, send, sendFailure } from '../sidecar/server.ts';
 
 /** Model calls one turn may make: a reply needs one; the runtime re-asks only after a tool call. */
 const MAX_TURNS = 4;
@@ -45,7 +45,7 @@ export class ChatSidecar {
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err) => {
         deps.log.warn({ err, messageId: spec.messageId }, 'chat sidecar request failed');
-        if (!res.headersSent) send(res, 500, { error: (err as Error).message });
+        sendFailure(res, err);
       });
     });
   }

@@ -130,18 +130,23 @@ export function toolDefs(agent: ResolvedAgent, apiIntegrations: ApiIntegration[]
   return tools;
 }
 
+/** A request body over the sidecar's limit: answered 413 once the whole request has arrived. */
+export class RequestTooLarge extends Error {}
+
+/**
+ * The request's JSON body. One over `limit` bytes is read to its end without being kept and
+ * rejected with RequestTooLarge, so the runtime gets a 413 to read instead of a closed socket.
+ */
 export function readBody(req: http.IncomingMessage, limit: number): Promise<any> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > limit) {
-        reject(new Error(`request over ${limit} bytes`));
-        req.destroy();
-      } else chunks.push(c);
+      if (size <= limit) chunks.push(c);
     });
     req.on('end', () => {
+      if (size > limit) return reject(new RequestTooLarge(`The request to the sidecar is over ${limit} bytes`));
       try {
         resolve(chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : {});
       } catch (err) {
@@ -150,6 +155,11 @@ export function readBody(req: http.IncomingMessage, limit: number): Promise<any>
     });
     req.on('error', reject);
   });
+}
+
+/** What the sidecar answers a request that failed: 413 for one too large, else 500. */
+export function sendFailure(res: http.ServerResponse, err: unknown): void {
+  if (!res.headersSent) send(res, err instanceof RequestTooLarge ? 413 : 500, { error: (err as Error).message });
 }
 
 /** A JSON answer with its length stated: the runtime reads bodies by length, never chunked (agent-runtime/main.ts). */
@@ -210,7 +220,7 @@ export class Sidecar {
       const handling = this.handle(req, res).catch((err) => {
         if (err instanceof JournalMismatch) this.state.fatalError = err.message;
         deps.log.warn({ err, runId: spec.run.id }, 'sidecar request failed');
-        if (!res.headersSent) send(res, 500, { error: (err as Error).message });
+        sendFailure(res, err);
       });
       this.handling.add(handling);
       handling.finally(() => this.handling.delete(handling));

@@ -1,10 +1,12 @@
 // Remote runs: the service keeps the run and its durable deadlines while a runner outside
 // reports through the sink. The runner here is this test, speaking HTTP with its own client
 // and only the sink secret it was given.
+import { Client, Connection } from '@temporalio/client';
 import { expect } from 'chai';
 import { newKey, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { importAgent } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
+import { stack } from '../support/stack.ts';
 import { startTestWorker, workerEnv } from '../support/worker.ts';
 
 const INPUT = { type: 'object', required: ['topic'], properties: { topic: { type: 'string' }, depth: { type: 'integer', default: 2 } } };
@@ -136,6 +138,22 @@ describe('remote runs', function () {
     const r2 = await new Runner(api, failing.body.sink).report([{ type: 'failure', error: 'the CI job crashed' }]);
     expect(r2.body.status).to.equal('failed');
     expect((await run(failing.body.id)).error).to.equal('The remote runner reported a failure: the CI job crashed');
+  });
+
+  it('takes a result of megabytes, more than one Temporal payload may carry, and keeps it out of history', async () => {
+    const started = await launch({});
+    const summary = 's'.repeat(3 * 1024 * 1024);
+    const done = await new Runner(api, started.body.sink).report([{ type: 'result', output: { summary } }]);
+    expect(done.status, JSON.stringify(done.body)).to.equal(200);
+    expect(done.body.status).to.equal('success');
+    expect((await run(started.body.id)).result.output.summary).to.have.length(summary.length);
+    const connection = await Connection.connect({ address: stack().temporalAddress });
+    try {
+      const history = await new Client({ connection }).workflow.getHandle(started.body.id).fetchHistory();
+      expect(JSON.stringify(history).length).to.be.lessThan(200_000);
+    } finally {
+      await connection.close();
+    }
   });
 
   it('refuses malformed reports before applying any', async () => {

@@ -24,6 +24,7 @@ import * as m020 from './020_bulk_jobs.ts';
 import * as m021 from './021_access_epoch.ts';
 import * as m022 from './022_admit_run.ts';
 import * as m023 from './023_cancel_requested.ts';
+import * as m024 from './024_pending_output.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '021_access_epoch': m021,
   '022_admit_run': m022,
   '023_cancel_requested': m023,
+  '024_pending_output': m024,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
