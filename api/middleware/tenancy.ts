@@ -53,10 +53,15 @@ function checkCredentialHeaders(ctx: AppContext): void {
     const message = 'X-Space-Id must be a space id (spc_ and 24 letters or digits)';
     throw problem('validation_failed', { detail: message, param: 'X-Space-Id', errors: [{ field: 'X-Space-Id', code: 'invalid_format', message }] });
   }
-  // SPEC 5.2: sessions and instance-level tokens only.
-  if (ctx.get('X-View-As') && (auth.kind === 'api_key' || (auth.kind === 'oidc' && auth.level !== 'instance'))) {
+  // SPEC 5.2: sessions and instance-level tokens only, and a space role, on every route.
+  const viewAs = ctx.get('X-View-As');
+  if (viewAs && (auth.kind === 'api_key' || (auth.kind === 'oidc' && auth.level !== 'instance'))) {
     const what = auth.kind === 'api_key' ? 'an API key' : `an ${auth.level}-level access token`;
     throw problem('view_as_unsupported', { detail: `X-View-As cannot be used with ${what}`, param: 'X-View-As' });
+  }
+  if (viewAs && !SPACE_ROLES.includes(viewAs as SpaceRole)) {
+    const message = `X-View-As must be one of ${SPACE_ROLES.join(', ')}`;
+    throw problem('validation_failed', { detail: message, param: 'X-View-As', errors: [{ field: 'X-View-As', code: 'invalid_value', message }] });
   }
 }
 
@@ -126,17 +131,10 @@ async function resolveSpace(ctx: AppContext, route: RouteDef, org: Organization,
   return { space, scopes: held };
 }
 
-/** The X-View-As role, once checked (the narrowing itself is `narrowScopes`). */
+/** The X-View-As role of a caller holding `role` in the organization (its value is checked with the credential headers; the narrowing itself is `narrowScopes`). */
 export function viewAsRole(ctx: AppContext, role: OrgRole): SpaceRole | undefined {
   const viewAs = ctx.get('X-View-As');
   if (!viewAs) return undefined;
-  if (!SPACE_ROLES.includes(viewAs as SpaceRole)) {
-    throw problem('validation_failed', {
-      detail: `X-View-As must be one of ${SPACE_ROLES.join(', ')}`,
-      param: 'X-View-As',
-      errors: [{ field: 'X-View-As', code: 'invalid_value', message: `X-View-As must be one of ${SPACE_ROLES.join(', ')}` }],
-    });
-  }
   if (!isOrgAdmin(role)) throw problem('forbidden', { detail: 'Only organization owners and admins can use X-View-As', param: 'X-View-As' });
   return viewAs as SpaceRole;
 }

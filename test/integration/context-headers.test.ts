@@ -108,12 +108,17 @@ describe('context headers', () => {
     const other = await newOrg(api, 'view-as-target');
     expectProblem(await org.client.post(members, { email: other.email, role: 'member' }, asViewer), 403, 'forbidden');
     expectProblem(await org.client.post(`/api/orgs/${org.orgId}/roles`, { name: 'previewed', scopes: ['runs:read'] }, asViewer), 403, 'forbidden');
-    expectProblem(await org.client.get(members, { headers: { 'X-View-As': 'overlord' } }), 400, 'validation_failed');
+    expectProblem(await org.client.get(`/api/orgs/${org.orgId}/impersonation-audit`, asViewer), 403, 'forbidden');
     const member = await newMember(api, org);
+    expectProblem(await org.client.delete(`${members}/${member.userId}`, asViewer), 403, 'forbidden');
     expectProblem(await member.client.get(members, asViewer), 403, 'forbidden');
+    // An unknown role is refused on every route, those without an organization too.
+    expectProblem(await org.client.get(members, { headers: { 'X-View-As': 'overlord' } }), 400, 'validation_failed');
+    expectProblem(await org.client.get('/api/orgs', { headers: { 'X-View-As': 'overlord' } }), 400, 'validation_failed');
     // Without the header the owner still manages members.
     const added = await org.client.post(members, { email: other.email, role: 'member' });
     expect(added.status, added.text).to.equal(201);
+    expect((await org.client.delete(`${members}/${member.userId}`)).status).to.equal(204);
   });
 
   it('answers 401 for an unknown, malformed or former-format key', async () => {
