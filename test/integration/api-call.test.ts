@@ -262,12 +262,13 @@ describe('api_call (credentials used without being seen)', function () {
     expect(sandbox, 'the sandbox was inspected').to.not.equal(undefined);
     const s = sandbox!;
     expect(s.runtime, 'the runtime process').to.have.length.greaterThan(0);
+    // First: the files and processes below are the serving runtime's only once it was found.
+    expect(s.controlInMemory, 'the memory scan finds what the runtime holds').to.equal(true);
     expect(s.envs.join('\n')).not.to.contain(TOKEN);
     expect(s.insideEnv.join('\n')).not.to.contain(TOKEN);
     expect(s.inside.length, 'processes visible inside').to.be.lessThan(5);
     expect(s.files.some((f) => f.endsWith('/runtime/main.mjs')), 'files were walked').to.equal(true);
     expect(s.fileText).not.to.contain(TOKEN);
-    expect(s.controlInMemory, 'the memory scan finds what the runtime holds').to.equal(true);
     expect(s.tokenInMemory, 'token in the runtime memory').to.equal(false);
     expect(s.headerInMemory, 'header value in the runtime memory').to.equal(false);
   });
