@@ -9,7 +9,8 @@ import { resolveModel } from '../shared/models/resolve.ts';
 import { withRunId } from '../shared/observability/context.ts';
 import { HEARTBEAT_TIMEOUT_SECONDS, SANDBOX_STARTED_SIGNAL } from '../shared/runs/attempts.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
-import { isTerminal, keepPendingOutput, type RunRow } from '../shared/runs/model.ts';
+import { isTerminal, type RunRow } from '../shared/runs/model.ts';
+import { type CarriedOutput, carryOutput } from '../shared/runs/pending-output.ts';
 import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
 import { collectOutputFiles, inputFilesOf, prepareRunFiles, type RunWorkspace } from './run-files.ts';
@@ -22,13 +23,32 @@ import { RunJournal } from './sidecar/journal.ts';
 import { McpTools } from './sidecar/mcp-tools.ts';
 import { Sidecar } from './sidecar/server.ts';
 
+/**
+ * An attempt that ended with an output: none when the attempt wrote the run's success itself,
+ * else the output for runAgent to judge, or the reference of the row keeping a large one
+ * (shared/runs/pending-output.ts).
+ */
 export interface ExecuteResult {
-  /**
-   * Never set now: the output is the run's `result` already, or waits in its `pending_output`
-   * (run-state.ts, RunOutcome). Attempts of workers before migration 024 returned it here.
-   */
   output?: unknown;
+  outputRef?: string;
   sandboxMode: SandboxMode;
+}
+
+const KEEP_OUTPUT_TRIES = 3;
+
+/**
+ * The output as it travels to runAgent (inline or kept), tried a few times: should the database
+ * stay out of reach, the attempt is retried and its runtime replays its calls from the journal.
+ */
+async function carryOutputOrRetry(knex: Knex, runId: string, output: unknown): Promise<CarriedOutput | undefined> {
+  for (let tried = 1; ; tried++) {
+    try {
+      return await carryOutput(knex, runId, output);
+    } catch (err) {
+      if (tried >= KEEP_OUTPUT_TRIES) throw ApplicationFailure.retryable(`The agent's output could not be kept: ${(err as Error).message}`, 'OutputNotKept');
+      await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** tried));
+    }
+  }
 }
 
 /** Memory (notes, pins) belongs to the agent and the actor a run executes for. */
@@ -235,6 +255,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     if (sandbox.mode === 'process') log.warn({ runId }, 'bwrap is missing: the agent runs WITHOUT isolation (process mode)');
     const stopIfUnannounced = announced.then(() => announceFailed && sandbox.kill());
     let supervised: Supervised;
+    let carried: CarriedOutput | undefined;
     try {
       supervised = await superviseSandbox(sandbox, {
         ctx,
@@ -251,7 +272,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       // (which then finds it written), unless runAgent may decide otherwise: a cancel asked for
       // (recorded before the workflow hears it; this activity hears it seconds later, with a
       // heartbeat) or its timeout near, both checked by the write itself (run-state.ts, `endRun`).
-      // Not written, the output waits in the run's row for finalizeRun, never in Temporal history.
+      // Not written, the output goes to runAgent: inline when small, else by reference.
       const output = sidecar.state.output;
       if (output) {
         const ended = { ...(run as RunRow & { scope: string; name: string }), started_at: startedAt ?? run.started_at };
@@ -260,7 +281,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
           (await endRun(knex, ended, agent, { status: 'success', output: output.value }, { uncontested: true }).catch((err) => {
             log.warn({ err, runId }, 'the run could not be ended here; runAgent ends it');
           }));
-        if (!written) await keepPendingOutput(knex, runId, output.value);
+        if (!written) carried = await carryOutputOrRetry(knex, runId, output.value);
       }
     } finally {
       await sidecar.close();
@@ -268,7 +289,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       await dispatcher.close();
       await workspace.remove();
     }
-    if (sidecar.state.output) return { sandboxMode: sandbox.mode };
+    if (sidecar.state.output) return { ...carried, sandboxMode: sandbox.mode };
     if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The sandbox was stopped');
     if (supervised.drained) throw ApplicationFailure.retryable('The worker is shutting down: the run is handed over to another worker', 'WorkerDrain');
     throw failure(exitReason(supervised.exit, limits.agent_memory_ceiling_mb, sidecar));

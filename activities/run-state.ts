@@ -7,24 +7,24 @@ import { notifyRunEnded } from '../shared/notifications/create.ts';
 import { runDuration, runsEnded } from '../shared/observability/metrics.ts';
 import { notifyRunEvent, RUN_EVENTS_CHANNEL, runEventPayload } from '../shared/runs/events.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
+import { pendingOutput } from '../shared/runs/pending-output.ts';
 import { LIVE_STATUSES, RUN_SELECT, type RunRow, type RunStatus, runsWithPackage } from '../shared/runs/model.ts';
 import { agentForRun, type ResolvedAgent } from '../shared/packages/resolve-agent.ts';
 import type { ActivityDeps } from './deps.ts';
 
 /**
- * How a run ended, as its workflow decided. A success's output is not carried through Temporal
- * (a payload over 2 MB fails the activity or update that carries it): it waits in the run's
- * `pending_output` (shared/runs/model.ts, keepPendingOutput), where finalizeRun reads it.
- * Workers before migration 024 passed it here, which finalizeRun still takes.
+ * How a run ended, as its workflow decided. A success carries its output, or when that is large
+ * the reference of the row that keeps it (shared/runs/pending-output.ts).
  */
 export type RunOutcome =
-  | { status: 'success'; output?: unknown }
+  | { status: 'success'; output?: unknown; outputRef?: string }
   | { status: 'failed' | 'timeout' | 'cancelled'; error: string };
 
-/** A success's output: the one passed (older workers), else the one kept in the run's row. */
-function withOutput(run: RunRow, outcome: RunOutcome): RunOutcome {
+/** A success with its output: the one it carries, else the one its reference names. */
+async function withOutput(knex: Knex, runId: string, outcome: RunOutcome): Promise<RunOutcome> {
   if (outcome.status !== 'success' || outcome.output !== undefined) return outcome;
-  if (run.pending_output) return { status: 'success', output: run.pending_output.output };
+  const kept = outcome.outputRef ? await pendingOutput(knex, runId, outcome.outputRef) : undefined;
+  if (kept) return { status: 'success', output: kept.output };
   return { status: 'failed', error: 'The agent finished, but its output was not kept; run it again' };
 }
 
@@ -124,9 +124,11 @@ export async function endRun(
       rows: [ended],
     } = await trx.raw(
       `with ended as (
-         update runs set status = ?, result = ?, error = ?, pending_output = null, finished_at = now(), log_seq = log_seq + 1
+         update runs set status = ?, result = ?, error = ?, finished_at = now(), log_seq = log_seq + 1
          where id = ? and status = any(?) ${opts.uncontested ? `and ${UNCONTESTED}` : ''}
          returning id, status, org_id, space_id, user_id, schedule_id, error, log_seq
+       ), cleared as (
+         delete from pending_outputs where run_id in (select id from ended)
        ), logged as (
          insert into run_logs (run_id, seq, level, type, message) select id, log_seq, ?, 'status', ? from ended
        )
@@ -178,7 +180,7 @@ export function createRunStateActivities(deps: ActivityDeps) {
       const run = (await runsWithPackage(knex).where('r.id', runId).select(RUN_SELECT).first()) as LoadedRun | undefined;
       if (!run) return 'cancelled'; // nothing left to finalize
       if (!LIVE_STATUSES.includes(run.status)) return run.status; // written already (by executeAgent on success, or a retried finalize)
-      const decided = withOutput(run, outcome);
+      const decided = await withOutput(knex, runId, outcome);
       const agent = decided.status === 'success' ? await agentForRun(knex, run) : undefined;
       return (await endRun(knex, run, agent, decided)) as RunStatus; // always a status when not `uncontested`
     },

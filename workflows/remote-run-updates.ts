@@ -3,11 +3,10 @@
 import { defineUpdate } from '@temporalio/workflow';
 
 /**
- * What the runner reported as its end: a result to judge against the output schema, or a failure.
- * A result's output waits in the run's row (shared/runs/sink.ts); API processes before migration
- * 024 sent it here.
+ * What the runner reported as its end: a result to judge against the output schema (its output,
+ * or the reference of a large one kept in the database: shared/runs/pending-output.ts), or a failure.
  */
-export type RemoteReport = { status: 'success'; output?: unknown } | { status: 'failed'; error: string };
+export type RemoteReport = { status: 'success'; output?: unknown; outputRef?: string } | { status: 'failed'; error: string };
 
 /** pending -> running (run.started); answers the run's status. */
 export const startRemoteRun = defineUpdate<string>('startRemoteRun');

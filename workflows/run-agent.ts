@@ -80,7 +80,7 @@ export async function runAgent(input: RunAgentInput): Promise<string> {
       await markStarted(input.runId);
     }
     const winner = await Promise.race([
-      running.then((r) => ({ kind: 'done' as const, output: r.output })),
+      running.then((r) => ({ kind: 'done' as const, output: r.output, outputRef: r.outputRef })),
       sleep(input.timeoutSeconds * 1000).then(() => ({ kind: 'timeout' as const })),
     ]);
     if (winner.kind === 'timeout') {
@@ -88,7 +88,7 @@ export async function runAgent(input: RunAgentInput): Promise<string> {
       await running.catch(() => undefined); // the sandbox is dead before we finalize
       outcome = { status: 'timeout', error: `The run exceeded its timeout of ${input.timeoutSeconds} s` };
     } else {
-      outcome = { status: 'success', output: winner.output };
+      outcome = { status: 'success', output: winner.output, outputRef: winner.outputRef };
     }
   } catch (err) {
     // On cancel the activity is cancelled too; wait until it has killed the sandbox.

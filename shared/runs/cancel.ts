@@ -22,6 +22,8 @@ export async function requestRunCancel(knex: Knex, workflows: Client, run: Pick<
       .whereIn('status', LIVE_STATUSES)
       .update({ status: 'cancelled', error: 'The run was cancelled', finished_at: knex.fn.now() })
       .returning('*');
-    if (row) await notifyRunEvent(knex, { kind: 'status', runId: run.id, orgId: run.org_id, spaceId: run.space_id, status: 'cancelled' });
+    if (!row) return;
+    await knex('pending_outputs').where({ run_id: run.id }).delete(); // a remote result refused as the workflow was gone
+    await notifyRunEvent(knex, { kind: 'status', runId: run.id, orgId: run.org_id, spaceId: run.space_id, status: 'cancelled' });
   }
 }

@@ -28,8 +28,6 @@ export interface RunRow {
   status: RunStatus;
   input: Record<string, unknown>;
   result: { output: unknown } | null;
-  /** An output on its way to `result`, kept out of Temporal history (migration 024); null once the run ends. */
-  pending_output: { output: unknown } | null;
   error: string | null;
   actor_type: 'user' | 'api_key' | 'end_user' | 'schedule';
   actor_id: string;
@@ -50,17 +48,6 @@ export interface RunRow {
   finished_at: Date | null;
   /** Joined from packages: '@scope/name'. */
   package_full_name?: string;
-}
-
-/**
- * Keeps an agent's output for finalizeRun while the run is live (activities/run-state.ts,
- * RunOutcome: outputs do not travel through Temporal); a run already ended is left as it is.
- */
-export async function keepPendingOutput(knex: Knex, runId: string, output: unknown): Promise<void> {
-  await knex('runs')
-    .where({ id: runId })
-    .whereIn('status', [...LIVE_STATUSES])
-    .update({ pending_output: JSON.stringify({ output }) });
 }
 
 /** Run columns plus the package's '@scope/name' parts (and whether it is an inline package). */

@@ -10,7 +10,8 @@ import { problem } from '../errors.ts';
 import { randomBase62 } from '../ids.ts';
 import { notifyRunEvent } from './events.ts';
 import { appendRunLog, type LogLevel } from './logs.ts';
-import { isTerminal, keepPendingOutput, type RunRow, type RunUsage } from './model.ts';
+import { isTerminal, type RunRow, type RunUsage } from './model.ts';
+import { carryOutput } from './pending-output.ts';
 
 export const SINK_SECRET_PREFIX = 'sink_';
 /** Sink lifetime when the launch or the extension names none, and the bounds of both. */
@@ -93,10 +94,9 @@ export async function applySinkEvents(knex: Knex, workflows: Client, run: RunRow
       await knex('runs').where({ id: run.id }).update({ usage: JSON.stringify(e.usage) });
       await notifyRunEvent(knex, { kind: 'usage', runId: run.id, orgId: run.org_id, spaceId: run.space_id });
     } else if (e.type === 'result' || e.type === 'failure') {
-      // The output waits in the run's row for finalizeRun, not in the update (Temporal history):
-      // it can reach the API's body limit, and a payload over 2 MB fails the update.
-      if (e.type === 'result') await keepPendingOutput(knex, run.id, e.output);
-      const report: RemoteReport = e.type === 'result' ? { status: 'success' } : { status: 'failed', error: e.error };
+      // A large output is kept in the database and the update carries its reference: a result
+      // may reach the API's body limit, and a payload over 2 MB fails the update.
+      const report: RemoteReport = e.type === 'result' ? { status: 'success', ...(await carryOutput(knex, run.id, e.output)) } : { status: 'failed', error: e.error };
       status = await update(workflows, run.id, (h) => h.executeUpdate(finishRemoteRun, { args: [report] }));
     }
   }
