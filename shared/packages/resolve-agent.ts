@@ -129,6 +129,17 @@ async function publishedVersion(knex: Knex, packageId: string, version: string):
   return row;
 }
 
+/**
+ * An SQL expression read in the package's query, in the same round trip, its value handed to
+ * `read` when a package matched (a launch confirms its access epoch so: api/access-cache.ts).
+ * `name` names the query with it.
+ */
+export interface ReadAlongside {
+  name: string;
+  sql: string;
+  read(value: string): void;
+}
+
 /** Latest published version when `version` is omitted; exact version, dist-tag `latest`, or semver range otherwise. Returns undefined when the agent is not visible from spaceId or has no matching version. */
 export async function resolveAgent(
   knex: Knex,
@@ -137,18 +148,24 @@ export async function resolveAgent(
   scope: string,
   name: string,
   version?: string,
+  alongside?: ReadAlongside,
 ): Promise<ResolvedAgent | undefined> {
   // The package with its version names in one query (a launch's hot path), then the chosen version.
-  const [pkg] = await preparedShape<PackageRow & { version_names: string[] }>(
+  const [pkg] = await preparedShape<PackageRow & { version_names: string[]; alongside?: string }>(
     knex,
-    'launch-package',
+    alongside ? `launch-package+${alongside.name}` : 'launch-package',
     [orgId, spaceId, scope, name],
     (o: string, sp: string, sc: string, n: string) =>
       visiblePackagesQuery(knex, o, sp)
         .where({ 'packages.scope': sc, 'packages.name': n, 'packages.type': 'agent' })
-        .select('packages.*', knex.raw('array(select v.version from package_versions v where v.package_id = packages.id) as version_names'))
+        .select(
+          'packages.*',
+          knex.raw('array(select v.version from package_versions v where v.package_id = packages.id) as version_names'),
+          ...(alongside ? [knex.raw(`${alongside.sql} as alongside`)] : []),
+        )
         .first(),
   );
+  if (pkg && alongside) alongside.read(pkg.alongside!);
   const picked = pkg && pickVersion(pkg.version_names, version);
   const chosen = picked ? await publishedVersion(knex, pkg.id, picked) : undefined;
   if (!pkg || !chosen) return undefined;

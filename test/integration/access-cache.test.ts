@@ -50,6 +50,14 @@ describe('credential lookups kept in memory', function () {
     expect(await api.knex('runs').where({ actor_id: id }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
   });
 
+  it('refuses a revoked key its first launch after the revocation even for an unknown agent (401, not 404)', async () => {
+    const { client, id } = await newKey(api, org.client, { name: 'revoked, then lost' });
+    await launch(client);
+    await api.knex('api_keys').where({ id }).update({ revoked_at: new Date() });
+    // No agent row reads the access epoch here: the router confirms it before answering 404.
+    await expectProblem(await client.post('/api/agents/@nobody/nothing/run', { input: {} }), 401, 'unauthorized');
+  });
+
   it('follows a role changed in the database at once, in both directions', async () => {
     const member = await newMember(api, org, 'viewer', 'cache-member');
     const ownersRun = await launch(org.client);

@@ -5,6 +5,7 @@ import { type ResolvedAgent, resolveAgent } from '../../../shared/packages/resol
 import { admitRun, type LaunchRequest, startRunWorkflow } from '../../../shared/runs/launch.ts';
 import { type OwnerColumns, runDto, runSchema } from '../../../shared/runs/model.ts';
 import { runInput } from '../../../shared/validation.ts';
+import { ACCESS_EPOCH_SQL } from '../../access-cache.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
 import { connectionOwner } from '../connections/_shared.ts';
 import { canReadRun, findVisibleRun, runAudience } from '../runs/_visible.ts';
@@ -27,7 +28,12 @@ export function launcherOf(ctx: AppContext): Pick<LaunchRequest, 'actor' | 'user
  */
 export async function launchable(ctx: AppContext, scope: string, name: string, version: string | undefined, rawInput: Record<string, unknown> | undefined) {
   const { org, space } = ctx.state.tenancy!;
-  const agent = await resolveAgent(ctx.services.knex, org!.id, space!.id, scope, name, version);
+  const { knex } = ctx.services;
+  const access = ctx.state.access!;
+  // An optimistic request (RouteDef.confirmsAccess) reads the access epoch in the agent's query.
+  const confirm = access.optimistic ? { name: 'access-epoch', sql: ACCESS_EPOCH_SQL, read: (epoch: string) => access.confirm(epoch) } : undefined;
+  const agent = await resolveAgent(knex, org!.id, space!.id, scope, name, version, confirm);
+  // No row read the epoch: the router confirms it before the 404 goes out (ranOnStaleAccess).
   if (!agent) throw problem('not_found', version ? `No version ${version} of ${scope}/${name}` : `No agent ${scope}/${name} (or it has no published version)`);
   return { agent, ...(await launchInput(ctx, agent, rawInput)) };
 }
@@ -129,7 +135,7 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string; 
   rateLimit: { points: 20, duration: 60, by: 'identity' },
   idempotent: true,
   shapeReplay: shapeRunReplay,
-  confirmsAccess: true, // checked alongside the agent's resolution, before anything is written
+  confirmsAccess: true, // checked in the agent's resolution, before anything is written (launchable)
   params: agentPathParams,
   query: launchVersionQuery,
   body: {
@@ -143,10 +149,7 @@ export default defineRoute<{ input?: Record<string, unknown>; version?: string; 
   },
   responses: { 201: { description: 'The queued run', schema: runSchema } },
   async handler(ctx, { body, query, params }) {
-    const [{ agent, input, files }] = await Promise.all([
-      launchable(ctx, params.scope, params.name, body.version ?? query.version, body.input),
-      ctx.state.access!.settle(ctx.services.knex),
-    ]);
+    const { agent, input, files } = await launchable(ctx, params.scope, params.name, body.version ?? query.version, body.input);
     const connections = await launchConnections(ctx, agent, body.connections);
     const run = await launchFromRequest(ctx, { agent, input, files, connections });
     ctx.status = 201;
