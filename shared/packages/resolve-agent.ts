@@ -131,13 +131,14 @@ async function publishedVersion(knex: Knex, packageId: string, version: string):
 
 /**
  * An SQL expression read in the package's query, in the same round trip, its value handed to
- * `read` when a package matched (a launch confirms its access epoch so: api/access-cache.ts).
- * `name` names the query with it.
+ * `read` when a package matched (a launch confirms its access epoch so: api/access-cache.ts);
+ * resolveAgent throws what `read` throws. `name` stands for `sql`: the query is prepared once
+ * per name.
  */
 export interface ReadAlongside {
   name: string;
   sql: string;
-  read(value: string): void;
+  read(value: string | number): void;
 }
 
 /** Latest published version when `version` is omitted; exact version, dist-tag `latest`, or semver range otherwise. Returns undefined when the agent is not visible from spaceId or has no matching version. */
@@ -151,7 +152,7 @@ export async function resolveAgent(
   alongside?: ReadAlongside,
 ): Promise<ResolvedAgent | undefined> {
   // The package with its version names in one query (a launch's hot path), then the chosen version.
-  const [pkg] = await preparedShape<PackageRow & { version_names: string[]; alongside?: string }>(
+  const [pkg] = await preparedShape<PackageRow & { version_names: string[]; alongside?: string | number }>(
     knex,
     alongside ? `launch-package+${alongside.name}` : 'launch-package',
     [orgId, spaceId, scope, name],

@@ -58,6 +58,15 @@ describe('credential lookups kept in memory', function () {
     await expectProblem(await client.post('/api/agents/@nobody/nothing/run', { input: {} }), 401, 'unauthorized');
   });
 
+  it('refuses a revoked key its first launch after the revocation of a version that does not exist (401, not 404)', async () => {
+    const { client, id } = await newKey(api, org.client, { name: 'revoked, then no version' });
+    await launch(client);
+    await api.knex('api_keys').where({ id }).update({ revoked_at: new Date() });
+    // The agent's row reads the epoch, then no version matches: the stale view is caught there.
+    await expectProblem(await client.post(`/api/agents/${AGENT}/run`, { input: {}, version: '9.9.9' }), 401, 'unauthorized');
+    expect(await api.knex('runs').where({ actor_id: id }).count<{ count: number }[]>('* as count')).to.deep.equal([{ count: 1 }]);
+  });
+
   it('follows a role changed in the database at once, in both directions', async () => {
     const member = await newMember(api, org, 'viewer', 'cache-member');
     const ownersRun = await launch(org.client);

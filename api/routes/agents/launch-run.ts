@@ -31,7 +31,7 @@ export async function launchable(ctx: AppContext, scope: string, name: string, v
   const { knex } = ctx.services;
   const access = ctx.state.access!;
   // An optimistic request (RouteDef.confirmsAccess) reads the access epoch in the agent's query.
-  const confirm = access.optimistic ? { name: 'access-epoch', sql: ACCESS_EPOCH_SQL, read: (epoch: string) => access.confirm(epoch) } : undefined;
+  const confirm = access.optimistic ? { name: 'access-epoch', sql: ACCESS_EPOCH_SQL, read: (epoch: string | number) => access.confirm(epoch) } : undefined;
   const agent = await resolveAgent(knex, org!.id, space!.id, scope, name, version, confirm);
   // No row read the epoch: the router confirms it before the 404 goes out (ranOnStaleAccess).
   if (!agent) throw problem('not_found', version ? `No version ${version} of ${scope}/${name}` : `No agent ${scope}/${name} (or it has no published version)`);
