@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../shared/config.ts';
 import type { FileStorage } from '../shared/files/storage.ts';
 import type { Logger } from '../shared/log.ts';
+import type { SandboxPool } from './sandbox/pool.ts';
 
 export interface ActivityDeps {
   config: Config;
@@ -18,4 +19,6 @@ export interface ActivityDeps {
   draining?: AbortSignal;
   /** Spans of the work activities do themselves (the sidecar's model calls); absent = none. */
   tracer?: Tracer;
+  /** Warm sandboxes, shared by runs and chat turns (sandbox/pool.ts, `workerSandboxPool`); absent = each starts its own. */
+  sandboxPool?: SandboxPool;
 }

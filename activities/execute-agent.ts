@@ -15,7 +15,6 @@ import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
 import { collectOutputFiles, inputFilesOf, prepareRunFiles, type RunWorkspace } from './run-files.ts';
 import { endRun, startRun } from './run-state.ts';
-import { SandboxPool } from './sandbox/pool.ts';
 import { RUNTIME_ENTRY, type Sandbox, type SandboxExit, type SandboxMode, sandboxExitReason, sandboxModeHere, spawnSandbox } from './sandbox/spawn.ts';
 import { type Supervised, superviseSandbox } from './sandbox/supervise.ts';
 import { apiIntegrations } from './sidecar/api-call.ts';
@@ -98,16 +97,7 @@ function exitReason(exit: SandboxExit, memoryMb: number, sidecar: Sidecar): stri
 export function createExecuteAgentActivity(deps: ActivityDeps) {
   const { knex, config, log } = deps;
   const limits = config.platformRunLimits;
-  // Warm sandboxes (sandbox/pool.ts): at most one per run slot, killed when the worker drains.
-  const poolSize = Math.min(config.sandboxWarmPool, config.workerMaxConcurrentRuns);
-  const pool = poolSize > 0 ? new SandboxPool({ size: poolSize, memoryMb: limits.agent_memory_ceiling_mb, cpus: limits.agent_cpu_ceiling, log }) : undefined;
-  if (pool) {
-    if (deps.draining?.aborted) void pool.close();
-    else {
-      deps.draining?.addEventListener('abort', () => void pool.close());
-      pool.fill();
-    }
-  }
+  const pool = deps.sandboxPool;
   return {
     async executeAgent(runId: string): Promise<ExecuteResult> {
       try {

@@ -16,6 +16,7 @@ import { createRunStateActivities } from '../activities/run-state.ts';
 import { createScheduledTickActivities } from '../activities/scheduled-tick.ts';
 import { createSweepExpiredFilesActivities } from '../activities/sweep-expired-files.ts';
 import { createWebhookDeliveryActivity } from '../activities/webhooks/delivery.ts';
+import { workerSandboxPool } from '../activities/sandbox/pool.ts';
 import type { Config } from '../shared/config.ts';
 import { ensureFileSweepSchedule } from '../shared/files/sweep-schedule.ts';
 import { PLATFORM_TASK_QUEUE } from '../shared/events/publish.ts';
@@ -66,7 +67,16 @@ export async function createServiceWorkers(opts: {
   const drain = new AbortController();
   // Log lines of a run's activities carry its id (shared/observability/context.ts), traced or not.
   installTraceContext();
-  const deps = { config, knex, log, workflows, files: await fileStorage(config), draining: drain.signal, tracer: tracing.enabled ? tracing.tracer : undefined };
+  const deps = {
+    config,
+    knex,
+    log,
+    workflows,
+    files: await fileStorage(config),
+    draining: drain.signal,
+    tracer: tracing.enabled ? tracing.tracer : undefined,
+    sandboxPool: workerSandboxPool(config, log, drain.signal),
+  };
   // One bundle for both workflow task queues, read from disk: no webpack in this process.
   const workflowBundle = opts.workflowBundle ?? (await cachedWorkflowBundle({ modules: config.modules, tracing: tracing.enabled, log }));
   const common = { connection, namespace: config.temporalNamespace, workflowBundle, shutdownGraceTime: '10 seconds' } as const;

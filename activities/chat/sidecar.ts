@@ -38,10 +38,11 @@ export class ChatSidecar {
   private readonly spec: ChatTurnSpec;
   private readonly deps: { dispatcher: Dispatcher; maxRequestBytes: number; log: Logger };
 
-  constructor(spec: ChatTurnSpec, deps: { dispatcher: Dispatcher; maxRequestBytes: number; log: Logger }) {
+  /** `socketDir`: a warm sandbox's (its /sidecar), else a folder of its own. */
+  constructor(spec: ChatTurnSpec, deps: { dispatcher: Dispatcher; maxRequestBytes: number; log: Logger; socketDir?: string }) {
     this.spec = spec;
     this.deps = deps;
-    this.socketDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-'));
+    this.socketDir = deps.socketDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-'));
     this.server = http.createServer((req, res) => {
       this.handle(req, res).catch((err) => {
         deps.log.warn({ err, messageId: spec.messageId }, 'chat sidecar request failed');

@@ -3,6 +3,7 @@
 // (activities/chat/sidecar.ts: the model is reached only through the sidecar), and stores the
 // reply with the turn's usage, once, however often the turn is retried. `failChatTurn` stores a
 // failed reply when a turn cannot finish. Each stored reply signals the session's owner.
+import fs from 'node:fs';
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { notifyChatSessionUpdate } from '../../shared/chat/events.ts';
@@ -122,18 +123,29 @@ export function createChatActivities(deps: ActivityDeps) {
       } catch (err) {
         return storeReply(knex, sessionId, messageId, failed(`The model cannot be called: ${(err as Error).message}`));
       }
+      // A warm sandbox when one waits (sandbox/pool.ts), as for a run: it serves this turn only.
+      const warm = deps.sandboxPool?.take();
       const sidecar = new ChatSidecar(
         { messageId, system: systemPrompt(agent, pins, [], CHAT_FINISH), conversation, model },
-        { dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, log },
+        { dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, log, socketDir: warm?.socketDir },
       );
       const limits = config.platformRunLimits;
+      const removeWarmDir = () => (warm ? fs.promises.rm(warm.dir, { recursive: true, force: true }) : Promise.resolve());
       let sandbox: ReturnType<typeof spawnSandbox>;
       try {
         await sidecar.listen();
-        sandbox = spawnSandbox({ name: messageId, nodeArgs: [RUNTIME_ENTRY], socketDir: sidecar.socketDir, memoryMb: limits.agent_memory_ceiling_mb, cpus: limits.agent_cpu_ceiling });
+        if (warm?.sandbox.go()) {
+          sandbox = warm.sandbox;
+          log.debug({ sessionId, messageId, sandbox: sandbox.name, pid: sandbox.child.pid }, 'chat turn handed to a warm sandbox');
+        } else {
+          warm?.sandbox.kill(); // ended while waiting: a fresh one
+          sandbox = spawnSandbox({ name: messageId, nodeArgs: [RUNTIME_ENTRY], socketDir: sidecar.socketDir, memoryMb: limits.agent_memory_ceiling_mb, cpus: limits.agent_cpu_ceiling });
+        }
       } catch (err) {
+        warm?.sandbox.kill();
         await sidecar.close().catch(() => undefined);
         await dispatcher.close();
+        await removeWarmDir();
         throw err;
       }
       if (sandbox.mode === 'process') log.warn({ sessionId }, 'bwrap is missing: the agent runs WITHOUT isolation (process mode)');
@@ -149,6 +161,8 @@ export function createChatActivities(deps: ActivityDeps) {
       } finally {
         await sidecar.close();
         await dispatcher.close();
+        await removeWarmDir();
+        deps.sandboxPool?.fill(); // topped up should a start have failed meanwhile
       }
       if (sidecar.reply !== undefined) {
         return storeReply(knex, sessionId, messageId, { content: sidecar.reply, status: 'completed', error: null, usage: sidecar.usage });

@@ -1,15 +1,16 @@
 // Warm sandboxes (issue 18): a worker keeps SANDBOX_WARM_POOL sandboxes started ahead of their
-// runs, each with the agent runtime loaded and waiting on stdin for its go, so a run hands over
-// to one instead of paying for bwrap and node to start. Isolation is that of every sandbox
-// (spawn.ts: the same namespaces, read-only root, uid, empty environment and cgroup ceilings):
-// each serves exactly one run and is destroyed when it ends; a replacement starts as a run takes
-// one. Per-run mounts are made with the sandbox: its own folder holds sidecar/ (bound at
+// runs, each with the agent runtime loaded and waiting on stdin for its go, so a run (or a chat
+// turn) hands over to one instead of paying for bwrap and node to start. Isolation is that of
+// every sandbox (spawn.ts: the same namespaces, read-only root, uid, empty environment and cgroup
+// ceilings): each serves exactly one run or turn and is destroyed when it ends; a replacement
+// starts as one is taken. Per-run mounts are made with the sandbox: its own folder holds sidecar/ (bound at
 // /sidecar), input/ (/workspace/input, read-only) and output/ (/workspace/output), and the run
 // fills them at hand-over. Killed when the worker shuts down (and with it: --die-with-parent).
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Config } from '../../shared/config.ts';
 import type { Logger } from '../../shared/log.ts';
 import { makeWorkspaceDirs } from '../run-files.ts';
 import { removeStaleCgroups } from './cgroups.ts';
@@ -196,4 +197,21 @@ export class SandboxPool {
     }, wait);
     this.retry.unref();
   }
+}
+
+/**
+ * The worker's warm sandboxes, for its runs and its chat turns alike: at most one per run slot
+ * (SANDBOX_WARM_POOL, 0 = none), filled now and closed when the worker drains.
+ */
+export function workerSandboxPool(config: Config, log: Logger, draining?: AbortSignal): SandboxPool | undefined {
+  const size = Math.min(config.sandboxWarmPool, config.workerMaxConcurrentRuns);
+  if (size <= 0) return undefined;
+  const limits = config.platformRunLimits;
+  const pool = new SandboxPool({ size, memoryMb: limits.agent_memory_ceiling_mb, cpus: limits.agent_cpu_ceiling, log });
+  if (draining?.aborted) void pool.close();
+  else {
+    draining?.addEventListener('abort', () => void pool.close());
+    pool.fill();
+  }
+  return pool;
 }

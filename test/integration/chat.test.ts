@@ -6,15 +6,10 @@ import { once } from 'node:events';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { Client, newKey, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
-import { FakeModel, type RecordedRequest } from '../support/fake-model.ts';
+import { FakeModel, type RecordedRequest, textAnswer } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { Feed } from '../support/sse-feed.ts';
 import { spawnWorkerProcess, workerEnv } from '../support/worker.ts';
-
-/** A chat completion answering in text. */
-function text(content: string, usage = { prompt_tokens: 12, completion_tokens: 3 }) {
-  return { id: 'chatcmpl-x', object: 'chat.completion', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }], usage };
-}
 
 describe('chat sessions (chat module)', function () {
   this.timeout(180_000);
@@ -83,7 +78,7 @@ describe('chat sessions (chat module)', function () {
 
   it('answers each message with the conversation so far, records usage, and signals only the owner', async () => {
     const marker = `alpha-${randomBytes(4).toString('hex')}`;
-    model.script(marker, [() => text('Hello! How can I help?'), () => text('Paris is the capital of France.')]);
+    model.script(marker, [() => textAnswer('Hello! How can I help?'), () => textAnswer('Paris is the capital of France.')]);
     const other = await newMember(api, org, 'admin', 'chat-other');
     const ownerFeed = await feed(org.client, org.orgId, org.defaultSpaceId);
     const otherFeed = await feed(other.client, org.orgId, org.defaultSpaceId);
@@ -177,7 +172,7 @@ describe('chat sessions (chat module)', function () {
 
   it('survives a worker restart and takes a message sent while no worker runs', async () => {
     const marker = `bravo-${randomBytes(4).toString('hex')}`;
-    model.script(marker, [() => text('one'), () => text('two'), () => text('three')]);
+    model.script(marker, [() => textAnswer('one'), () => textAnswer('two'), () => textAnswer('three')]);
     const session = await open();
     const first = await org.client.post(`/api/chat/sessions/${session.id}/messages`, { content: `first ${marker}` });
     expect(first.status, first.text).to.equal(200);
@@ -209,7 +204,7 @@ describe('chat sessions (chat module)', function () {
 
   it('survives an API restart', async () => {
     const marker = `charlie-${randomBytes(4).toString('hex')}`;
-    model.script(marker, [() => text('before'), () => text('after')]);
+    model.script(marker, [() => textAnswer('before'), () => textAnswer('after')]);
     const session = await open();
     expect((await org.client.post(`/api/chat/sessions/${session.id}/messages`, { content: `hello ${marker}` })).status).to.equal(200);
     await api.close();

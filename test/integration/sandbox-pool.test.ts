@@ -11,7 +11,7 @@ import { createRunCgroup, detectCgroupMode } from '../../activities/sandbox/cgro
 import { SandboxPool, type WarmSandbox } from '../../activities/sandbox/pool.ts';
 import { createLogger } from '../../shared/log.ts';
 import { newOrg, startTestApi, type TestApi } from '../support/api.ts';
-import { FakeModel, toolCall } from '../support/fake-model.ts';
+import { FakeModel, textAnswer, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { startTestWorker, workerEnv } from '../support/worker.ts';
 
@@ -236,6 +236,30 @@ describe('warm sandboxes', function () {
       }
       expect(new Set(served.map((s) => s.sandbox)).size).to.equal(3);
       expect(new Set(served.map((s) => s.pid)).size).to.equal(3);
+    });
+
+    it('hands each chat turn to a warm sandbox too, gone after its reply', async () => {
+      const { api, model, logs } = service;
+      const org = await newOrg(api);
+      await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
+      await importAgent(org.client, { name: '@pool/chat' });
+      model.script('pool-chat', [() => textAnswer('first'), () => textAnswer('second')]);
+      const session = (await org.client.post('/api/chat/sessions', { packageId: '@pool/chat' })).body;
+      const pids: number[] = [];
+      for (const [content, reply] of [
+        ['pool-chat one', 'first'],
+        ['pool-chat two', 'second'],
+      ]) {
+        const sent = await org.client.post(`/api/chat/sessions/${session.id}/messages`, { content });
+        expect(sent.status, sent.text).to.equal(200);
+        expect(sent.body.reply).to.include({ status: 'completed', content: reply });
+        const line = logs.find((l) => l.msg === 'chat turn handed to a warm sandbox' && l.messageId === sent.body.message.id);
+        expect(line, `the turn "${content}" was not handed to a warm sandbox`).to.not.equal(undefined);
+        for (let j = 0; j < 100 && alive(line!.pid); j++) await new Promise((r) => setTimeout(r, 20));
+        expect(alive(line!.pid)).to.equal(false);
+        pids.push(line!.pid);
+      }
+      expect(new Set(pids).size).to.equal(2);
     });
   });
 

@@ -11,6 +11,11 @@ export interface RecordedRequest {
 
 export type Step = (req: RecordedRequest) => unknown | Promise<unknown>;
 
+/** A chat completion answering in text (a chat turn's reply). */
+export function textAnswer(content: string, usage = { prompt_tokens: 12, completion_tokens: 3 }) {
+  return { id: 'chatcmpl-x', object: 'chat.completion', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }], usage };
+}
+
 /** A chat completion whose one tool call is `name(args)`. */
 export function toolCall(name: string, args: unknown, usage = { prompt_tokens: 10, completion_tokens: 5 }) {
   return {
