@@ -4,7 +4,7 @@
 // SQL text (with `prepared`, node-postgres refuses a reuse with other text, loudly; with
 // `preparedShape` the first build's text is the name's), so callers name each shape of query
 // they build. Needs a session-level pool (not a transaction-pooling
-// PgBouncer): docs/decisions.md, "Prepared statements".
+// PgBouncer): shared/db/README.md, "Prepared statements".
 import type { Knex } from 'knex';
 import type { Client as PgClient, QueryResultRow } from 'pg';
 

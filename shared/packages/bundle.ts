@@ -1,5 +1,5 @@
 // Importing several packages from one archive, all or none (SPEC 4.6 `import-bundle`).
-// Layout (docs/decisions.md): one top-level folder per package, each holding what a single
+// Layout (./README.md): one top-level folder per package, each holding what a single
 // `POST /api/packages/import` archive holds at its root (manifest.json, prompt.md or SKILL.md).
 // Files at the root of the bundle (a README, a LICENSE) are ignored.
 import type { Knex } from 'knex';

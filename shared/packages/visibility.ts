@@ -1,4 +1,4 @@
-// Which packages a space sees (docs/decisions.md, "Packages"): a package belongs to an
+// Which packages a space sees (./README.md, "Visibility"): a package belongs to an
 // organization and has a HOME space; from a space it is visible when its home is that space or
 // the organization's default space (shared with every space). Everything else is not found.
 // Inline-run (ephemeral) packages belong to their run alone: no space sees them by name.

@@ -1,4 +1,4 @@
-// Package access from a request (docs/decisions.md, "Packages"): visibility from the request
+// Package access from a request (shared/packages/README.md): visibility from the request
 // space, the type's read scope there (else 404), the type's write scope in the HOME space (else 403).
 import { problem } from '../../../shared/errors.ts';
 import { SpaceAuthority } from '../../../shared/packages/authority.ts';
