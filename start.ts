@@ -1,6 +1,7 @@
 // `npm start`: the whole service on embedded defaults (DESIGN.md section 6). Postgres and the
 // Temporal dev server are started unless DATABASE_URL / TEMPORAL_ADDRESS point elsewhere;
 // then migrations, one worker and the API. Ctrl-C stops every child cleanly.
+// `npm run start:prod` runs it with `--production`: README.md, "Production".
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -17,9 +18,14 @@ let step = 0;
 const say = (msg: string) => console.log(`[start ${++step}/${STEPS}] ${msg}`);
 const note = (msg: string) => console.log(`           ${msg}`);
 
+/** `--production`: Postgres and Temporal are the operator's (no dev server, whose CLI is not installed), and the key too (one generated into DATA_DIR dies with a container's disk, and replicas need the same). */
+const production = process.argv.includes('--production');
+
 let config: ReturnType<typeof loadConfig>;
 try {
   config = loadConfig();
+  const missing = production ? ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SECRETS_KEY'].filter((name) => !process.env[name]) : [];
+  if (missing.length) throw new ConfigError(`${missing.join(', ')} must be set for \`npm run start:prod\`, which starts no embedded Postgres or Temporal and generates no secrets key`);
 } catch (err) {
   if (err instanceof ConfigError) {
     console.error(`configuration error: ${err.message}`);

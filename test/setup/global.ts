@@ -12,7 +12,8 @@ import { quietTemporalRuntime } from '../support/worker.ts';
 
 const stops: Array<() => Promise<void>> = [];
 
-async function freshDatabaseOn(serverUrl: string): Promise<string> {
+/** A new empty database on `serverUrl`'s server (its URL), dropped when the run ends. */
+export async function freshDatabaseOn(serverUrl: string): Promise<string> {
   const name = `svc_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: serverUrl });
   await admin.connect();
