@@ -4,7 +4,7 @@
 // Only an outcome leaves this activity; it is not retried (a login is not sent twice).
 import { integrationOf } from '../shared/integrations/auths.ts';
 import type { ConnectLoginInput, ConnectLoginResult } from '../shared/integrations/connect.ts';
-import { sealCredentials } from '../shared/integrations/connections.ts';
+import { grantColumns, sealCredentials } from '../shared/integrations/connections.ts';
 import { LoginRefused, performLogin } from '../shared/integrations/login.ts';
 import { newId } from '../shared/ids.ts';
 import type { PackageRow } from '../shared/packages/types.ts';
@@ -76,6 +76,8 @@ export function createConnectLoginActivity(deps: Pick<ActivityDeps, 'knex' | 'co
           .where({ id: input.connectionId, org_id: input.orgId, space_id: input.spaceId, owner_type: input.owner.type, owner_id: input.owner.id })
           .update({
             credentials_sealed: sealed,
+            // A reconnect grants what the version now in force allows (DESIGN.md 5).
+            ...grantColumns(integration, auth),
             needs_reconnection: false,
             scopes: scopes.length ? scopes : knex.raw('scopes'),
             ...(auth.connect === 'oauth2' ? { expires_at: expiresAt } : {}),
@@ -98,6 +100,7 @@ export function createConnectLoginActivity(deps: Pick<ActivityDeps, 'knex' | 'co
         label: `${integration.displayName} account`,
         scopes,
         credentials_sealed: sealed,
+        ...grantColumns(integration, auth),
         ...(auth.connect === 'oauth2' ? { expires_at: expiresAt } : {}),
       });
       return { ok: true, connectionId: id, created: true };

@@ -5,7 +5,7 @@
 import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { modelDispatcher } from '../shared/models/outbound.ts';
-import { resolveModel } from '../shared/models/resolve.ts';
+import { NO_MODEL_CONFIGURED, resolveModel } from '../shared/models/resolve.ts';
 import { withRunId } from '../shared/observability/context.ts';
 import { HEARTBEAT_TIMEOUT_SECONDS, SANDBOX_STARTED_SIGNAL } from '../shared/runs/attempts.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
@@ -163,7 +163,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       inputFilesOf(knex, run.id),
     ]);
     if (!model) {
-      throw failure('No model is configured: add one with POST /api/models (isDefault: true) or set MODEL_BASE_URL and MODEL_NAME', 'NoModel');
+      throw failure(NO_MODEL_CONFIGURED, 'NoModel');
     }
     // This attempt holds a worker slot: the run is `running` from now on (every attempt says so,
     // in case an earlier one was lost before it could; written before the sandbox goes), and
@@ -242,7 +242,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       await workspace.remove();
       throw err;
     }
-    if (sandbox.mode === 'process') log.warn({ runId }, 'bwrap is missing: the agent runs WITHOUT isolation (process mode)');
+    if (sandbox.mode === 'process') log.warn({ runId }, 'SANDBOX_MODE=process: the agent runs WITHOUT isolation');
     const stopIfUnannounced = announced.then(() => announceFailed && sandbox.kill());
     let supervised: Supervised;
     let carried: CarriedOutput | undefined;

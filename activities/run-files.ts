@@ -3,11 +3,17 @@
 // (`<field>/<name>`), and an empty folder is mounted writable at /workspace/output. When the
 // attempt ends, what the agent wrote there becomes files of the run, bounded in count and bytes
 // and within the organization's storage quota; the run log says what was kept and what not.
+// Every path here is built from names a tenant chose (field and file names) with `pathUnder`, and
+// as root the worker writes the sandbox's folders as the sandbox's uid, never as itself.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Knex } from 'knex';
 import { lookup } from 'mime-types';
+import { MAX_NAME_BYTES, pathUnder, unsafeNameReason } from '../shared/files/confine.ts';
 import { unreferencedKeys } from '../shared/files/expiry.ts';
 import { type FileRow, orgBytesInUse, runFileColumns } from '../shared/files/model.ts';
 import type { FileStorage } from '../shared/files/storage.ts';
@@ -37,12 +43,20 @@ export interface RunWorkspace {
   remove(): Promise<void>;
 }
 
-/** `name`, or `name (2).ext`, ... when a field already holds that name. */
+/**
+ * `name`, or `name (2).ext`, ... when a field already holds that name; the stem is shortened
+ * (by whole characters) when the suffix would take the name past MAX_NAME_BYTES.
+ */
 function uniqueName(name: string, taken: Set<string>): string {
   const ext = path.extname(name);
-  const stem = name.slice(0, name.length - ext.length);
+  const stem = Array.from(name.slice(0, name.length - ext.length));
   let candidate = name;
-  for (let n = 2; taken.has(candidate); n++) candidate = `${stem} (${n})${ext}`;
+  for (let n = 2; taken.has(candidate); n++) {
+    const suffix = ` (${n})${ext}`;
+    let kept = stem.length;
+    while (kept > 0 && Buffer.byteLength(stem.slice(0, kept).join('') + suffix) > MAX_NAME_BYTES) kept--;
+    candidate = stem.slice(0, kept).join('') + suffix;
+  }
   taken.add(candidate);
   return candidate;
 }
@@ -52,21 +66,60 @@ export function inputFilesOf(knex: Knex, runId: string): Promise<FileRow[]> {
   return knex<FileRow>('files').where({ run_id: runId, origin: 'input' }).orderBy('id');
 }
 
+const asRoot = () => process.getuid?.() === 0;
+
 /**
- * Makes `root`/input (the worker's; read-only at /workspace/input) and `root`/output (the
- * sandbox uid's; /workspace/output). A warm sandbox's are made before its run (sandbox/pool.ts).
+ * Makes `root`/input (read-only at /workspace/input) and `root`/output (/workspace/output), both
+ * the sandbox uid's when the worker is root. A warm sandbox's are made before its run
+ * (sandbox/pool.ts).
  */
 export async function makeWorkspaceDirs(root: string): Promise<{ inputDir: string; outputDir: string }> {
   const inputDir = path.join(root, 'input');
   const outputDir = path.join(root, 'output');
   await fs.promises.mkdir(inputDir, { mode: 0o755 });
   await fs.promises.mkdir(outputDir, { mode: 0o700 });
-  // The sandbox's uid may traverse the root and write the output folder, nothing else.
-  if (process.getuid?.() === 0) {
+  // The sandbox's uid may traverse the root and write in its two folders, nothing else. The input
+  // folder is its so that the input files are written as that uid (writeAsSandboxUser); the
+  // sandbox mounts it read-only.
+  if (asRoot()) {
+    await fs.promises.chown(inputDir, SANDBOX_UID, SANDBOX_UID);
     await fs.promises.chown(outputDir, SANDBOX_UID, SANDBOX_UID);
     await fs.promises.chmod(root, 0o755);
   }
   return { inputDir, outputDir };
+}
+
+// Makes the field's folder unless it is there (never through a link) and creates the file, which
+// must not exist yet (`set -C`: O_EXCL, so not through a link either), read-only, from stdin.
+const WRITE_INPUT_SCRIPT = 'set -eC; if [ ! -d "$1" ] || [ -h "$1" ]; then mkdir -m 755 -- "$1"; fi; umask 222; exec cat > "$1/$2"';
+
+/**
+ * Writes `body` to `dir`/`name` by a child process running as the sandbox's uid when the worker
+ * is root (as the worker otherwise): a write the path checks somehow let astray still cannot
+ * touch what only root may, and the sandbox's files are its own.
+ */
+async function writeAsSandboxUser(dir: string, name: string, body: Readable): Promise<void> {
+  const child = spawn('/bin/sh', ['-c', WRITE_INPUT_SCRIPT, 'sh', dir, name], {
+    stdio: ['pipe', 'ignore', 'pipe'],
+    env: { PATH: '/usr/bin:/bin' },
+    ...(asRoot() ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {}),
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => {
+    stderr = (stderr + d.toString('utf8')).slice(-2000);
+  });
+  const exited = new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code) => resolve(code));
+  });
+  // A child that fails early closes its stdin: its own reason (stderr) says more than EPIPE.
+  const piped = pipeline(body, child.stdin!).then(
+    () => undefined,
+    (err: Error) => err,
+  );
+  const [code, pipeError] = await Promise.all([exited, piped]);
+  if (code !== 0) throw new Error(`${name} could not be written: ${stderr.trim() || `exit code ${code}`}`);
+  if (pipeError) throw pipeError;
 }
 
 /**
@@ -97,9 +150,10 @@ export async function prepareRunFiles(
         const taken = names.get(field) ?? new Set<string>();
         names.set(field, taken);
         const name = uniqueName(row.name, taken);
-        await fs.promises.mkdir(path.join(inputDir, field), { recursive: true, mode: 0o755 });
-        const target = path.join(inputDir, field, name);
-        await fs.promises.writeFile(target, await storage.get(row.storage_key), { mode: 0o444 });
+        // Checked at launch, and again here: the field and the name are each one segment under the input folder.
+        const fieldDir = pathUnder(inputDir, field);
+        pathUnder(fieldDir, name);
+        await writeAsSandboxUser(fieldDir, name, await storage.get(row.storage_key));
         paths.push(`${INPUT_MOUNT}/${field}/${name}`);
       }
       if (paths.length) inputs[field] = Array.isArray(value) ? paths : paths[0];
@@ -123,10 +177,28 @@ function formatSize(n: number): string {
 }
 
 /**
+ * The file lstat saw, opened without following a link (a name swapped for a link since is not
+ * opened) and without waiting on a FIFO; undefined when it is no longer that regular file.
+ */
+async function openUnchanged(c: { file: string; size: number; ino: number }): Promise<fs.promises.FileHandle | undefined> {
+  let handle: fs.promises.FileHandle;
+  try {
+    handle = await fs.promises.open(c.file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch {
+    return undefined;
+  }
+  const st = await handle.stat();
+  if (st.isFile() && st.ino === c.ino && st.size === c.size && st.nlink === 1) return handle;
+  await handle.close();
+  return undefined;
+}
+
+/**
  * Makes files of the run from what the agent left in its output folder: regular files at the
- * top level, by name, at most OUTPUT_MAX_FILES, each and all together at most `maxBytes`, and
- * within ORG_STORAGE_QUOTA_BYTES. Idempotent: a retried collection replaces the run's output
- * files (same storage keys) instead of adding more, and removes bytes no file holds any more.
+ * top level (no links of either kind, no name that is not one plain segment), by name, at most
+ * OUTPUT_MAX_FILES, each and all together at most `maxBytes`, and within ORG_STORAGE_QUOTA_BYTES.
+ * Idempotent: a retried collection replaces the run's output files (same storage keys) instead
+ * of adding more, and removes bytes no file holds any more.
  */
 export async function collectOutputFiles(
   deps: { knex: Knex; storage: FileStorage; maxBytes: number; quotaBytes: number | undefined },
@@ -136,13 +208,21 @@ export async function collectOutputFiles(
   const { knex, storage } = deps;
   const entries = (await fs.promises.readdir(outputDir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1));
   const skipped: string[] = [];
-  const candidates: Array<{ name: string; size: number; file: string }> = [];
+  const candidates: Array<{ name: string; size: number; file: string; ino: number }> = [];
   for (const e of entries) {
-    const file = path.join(outputDir, e.name);
+    // Names become file names of the run, shown in logs and headers, and inputs of later runs.
+    const badName = unsafeNameReason(e.name);
+    if (badName) {
+      skipped.push(`${JSON.stringify(e.name)} (the name ${badName})`);
+      continue;
+    }
+    const file = pathUnder(outputDir, e.name);
     const st = await fs.promises.lstat(file);
     if (!st.isFile()) skipped.push(`${e.name} (not a regular file)`);
+    // Another name of the same file may be anywhere on the same file system: its bytes are not the run's.
+    else if (st.nlink > 1) skipped.push(`${e.name} (a hard link: the file has other names)`);
     else if (candidates.length >= OUTPUT_MAX_FILES) skipped.push(`${e.name} (over ${OUTPUT_MAX_FILES} files)`);
-    else candidates.push({ name: e.name, size: st.size, file });
+    else candidates.push({ name: e.name, size: st.size, file, ino: st.ino });
   }
   if (!candidates.length && !skipped.length) return [];
   // The bytes first, bounded by count (above) and size, so the quota lock below is held for rows only.
@@ -153,10 +233,19 @@ export async function collectOutputFiles(
       skipped.push(`${c.name} (${formatSize(c.size)}: the run's files would exceed ${formatSize(deps.maxBytes)}, FILE_MAX_BYTES)`);
       continue;
     }
+    const handle = await openUnchanged(c);
+    if (!handle) {
+      skipped.push(`${c.name} (changed while the files were collected)`);
+      continue;
+    }
     const key = `${run.org_id}/runs/${run.id}/output/${i}`;
-    const { sha256 } = await storage.put(key, fs.createReadStream(c.file), c.size);
+    try {
+      const { sha256 } = await storage.put(key, handle.createReadStream(), c.size);
+      stored.push({ name: c.name, size: c.size, key, sha256 });
+    } finally {
+      await handle.close();
+    }
     total += c.size;
-    stored.push({ name: c.name, size: c.size, key, sha256 });
   }
   const { kept, unused } = await knex.transaction(async (trx) => {
     // As uploads do: one quota decision at a time per organization.

@@ -28,11 +28,22 @@ async function withOutput(knex: Knex, runId: string, outcome: RunOutcome): Promi
   return { status: 'failed', error: 'The agent finished, but its output was not kept; run it again' };
 }
 
-/** Checks the output against the agent's output schema; a mismatch fails the run with the errors. */
+/**
+ * Checks the output against the agent's output schema (shared/validation.ts, as the API checks
+ * inputs: tenant patterns in linear time, within a work budget); a mismatch fails the run with
+ * the errors, and so does a schema stored before its patterns were checked, saying why.
+ */
 export function judgeOutput(outputSchema: object | null, output: unknown): RunOutcome {
   if (!outputSchema) return { status: 'success', output };
+  let validate: ReturnType<typeof userSchemaValidator>;
   try {
-    assertValid(userSchemaValidator(outputSchema), output);
+    validate = userSchemaValidator(outputSchema);
+  } catch (err) {
+    if (!(err instanceof ProblemError)) throw err;
+    return { status: 'failed', error: `The output schema cannot be used: ${(err.errors ?? []).map((e) => e.message).join('; ')}` };
+  }
+  try {
+    assertValid(validate, output);
     return { status: 'success', output };
   } catch (err) {
     if (!(err instanceof ProblemError)) throw err;

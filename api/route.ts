@@ -95,6 +95,11 @@ export interface RouteDef<B = any, Q = any, P = any> {
    */
   shapeReplay?: (ctx: AppContext, storedBody: string) => Promise<string>;
   /**
+   * Fields of the 2xx body shown once (a secret, as dotted paths: `secret`, `sink.secret`): a
+   * replay carries them only to the identity that made the request (SPEC 8.8.5).
+   */
+  shownOnce?: readonly string[];
+  /**
    * Server-Sent Events routes (SPEC 4.5, 5.3): the API key may also come as query `token`, and a
    * session's organization and space as query `orgId` / `spaceId` (EventSource cannot send
    * headers). No other route reads these parameters.

@@ -133,7 +133,7 @@ async function serve(ctx: AppContext, route: RouteDef, v: Compiled, readBody: ()
   if (idempotencyKey) {
     // The key is reserved before the handler runs: only on access known to be current.
     await ctx.state.access?.settle(ctx.services.knex);
-    await withIdempotency(ctx, idempotencyKey, handle, route.shapeReplay);
+    await withIdempotency(ctx, idempotencyKey, handle, route);
   } else await handle();
 }
 

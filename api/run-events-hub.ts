@@ -14,6 +14,7 @@ import { RUN_EVENTS_CHANNEL, type RunEvent } from '../shared/runs/events.ts';
 import { logDto } from '../shared/runs/logs.ts';
 import { RUN_SELECT, type RunRow, runDto, runsWithPackage, TERMINAL_STATUSES } from '../shared/runs/model.ts';
 import { AccessWatch } from './access-watch.ts';
+import { CallerSlots } from './caller-slots.ts';
 import { canReadRun, type RunAudience } from './routes/runs/_visible.ts';
 import type { RealtimeChannel, SseStream } from './sse.ts';
 
@@ -62,7 +63,9 @@ export class RunEventsHub {
   private readonly databaseUrl: string;
   private readonly log: Logger;
   private closed = false;
-  private readonly waitsByCaller = new Map<string, number>();
+  private readonly waits = new CallerSlots();
+  /** Realtime streams held per identity (REALTIME_MAX_STREAMS_PER_IDENTITY, DESIGN.md 5). */
+  readonly streamSlots = new CallerSlots();
   /** Realtime subscribers of space-wide and agent streams, by space id. */
   private readonly streamsBySpace = new Map<string, Set<RealtimeSubscriber>>();
   /** Realtime subscribers of single-run streams, by run id. */
@@ -144,23 +147,16 @@ export class RunEventsHub {
 
   /** At most `max` concurrent long-polls per caller (SPEC 8.6); false = answer at once. */
   tryAcquireWait(caller: string, max: number): boolean {
-    const n = this.waitsByCaller.get(caller) ?? 0;
-    if (n >= max) return false;
-    this.waitsByCaller.set(caller, n + 1);
-    return true;
+    return this.waits.tryAcquire(caller, max);
   }
 
   /** Long-polls waiting on this process. */
   waitCount(): number {
-    let n = 0;
-    for (const count of this.waitsByCaller.values()) n += count;
-    return n;
+    return this.waits.total();
   }
 
   releaseWait(caller: string): void {
-    const n = (this.waitsByCaller.get(caller) ?? 1) - 1;
-    if (n <= 0) this.waitsByCaller.delete(caller);
-    else this.waitsByCaller.set(caller, n);
+    this.waits.release(caller);
   }
 
   /** Registers a realtime stream until the returned function is called (or the stream ends). */

@@ -6,6 +6,7 @@ import type { Config } from '../shared/config.ts';
 import { createKnex } from '../shared/db/knex.ts';
 import { fileStorage } from '../shared/files/storage.ts';
 import { createLogger, type Logger } from '../shared/log.ts';
+import { MailSender } from '../shared/mail/sender.ts';
 import { observeHub } from '../shared/observability/metrics.ts';
 import { createTracing, installTraceContext, type Tracing } from '../shared/observability/tracing.ts';
 import { temporalConnectionOptions } from '../shared/temporal-connection.ts';
@@ -50,7 +51,9 @@ export async function startApiServer(
   const runEvents = new RunEventsHub(deps.databaseUrl, log, knex);
   await runEvents.start();
   const unobserve = observeHub(runEvents);
-  const app = createApp({ config, knex, log, temporal, workflows, rateLimiters, runEvents, files, tracing }, deps.extraRoutes);
+  const mail = new MailSender(knex, config, log);
+  mail.kick(); // mail queued before a restart, or left by a lost replica
+  const app = createApp({ config, knex, log, temporal, workflows, rateLimiters, runEvents, files, mail, tracing }, deps.extraRoutes);
   // 64 KiB of request line and headers, not Node's 16: the largest query a route publishes (the
   // OAuth callback's, about 12,000 characters, each up to 3 once percent-encoded) must fit.
   const server = http.createServer({ maxHeaderSize: 64 * 1024 }, app.callback());
@@ -71,6 +74,7 @@ export async function startApiServer(
         server.closeAllConnections();
       });
       unobserve();
+      await mail.close();
       await Promise.allSettled([runEvents.close(), knex.destroy(), temporal.close(), rateLimiters.close(), deps.tracing ? undefined : tracing.shutdown()]);
     },
   };

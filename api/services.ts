@@ -5,6 +5,7 @@ import type { Knex } from 'knex';
 import type { Config } from '../shared/config.ts';
 import type { FileStorage } from '../shared/files/storage.ts';
 import type { Logger } from '../shared/log.ts';
+import type { MailSender } from '../shared/mail/sender.ts';
 import type { Tracing } from '../shared/observability/tracing.ts';
 import type { AccessCache } from './access-cache.ts';
 import type { RateLimiters } from './middleware/rate-limit.ts';
@@ -23,6 +24,8 @@ export interface Services {
   accessCache: AccessCache;
   /** File bytes: the disk under DATA_DIR/files, or S3-compatible storage (shared/files/storage.ts). */
   files: FileStorage;
+  /** Sends the mail outbox over SMTP_URL; kick it after committing a mail (shared/mail/README.md). */
+  mail: MailSender;
   /** Request spans and the Temporal client's (shared/observability/tracing.ts); absent = off. */
   tracing?: Tracing;
 }

@@ -50,6 +50,9 @@ export class SseStream {
     this.maxQueued = opts.maxQueuedFrames ?? SSE_MAX_QUEUED_FRAMES;
     this.onClose = opts.onClose;
     res.once('close', () => this.finish('client'));
+    // A client that left while the request was being authenticated has already closed the
+    // response: it ends now (after the caller's setup), or its hub entry and slot would stay.
+    if (res.closed) queueMicrotask(() => this.finish('client'));
     res.on('drain', () => {
       this.congested = false;
       this.queued = 0;

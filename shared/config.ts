@@ -12,6 +12,9 @@ export class ConfigError extends Error {
 
 const MiB = 1024 * 1024;
 
+/** SANDBOX_MODE: `bwrap` (required) or `process` (no isolation). */
+export type SandboxSetting = 'bwrap' | 'process';
+
 /** SPEC 8.3: PLATFORM_RUN_LIMITS. */
 export interface PlatformRunLimits {
   timeout_ceiling_seconds: number;
@@ -201,6 +204,27 @@ function defaultModel(env: NodeJS.ProcessEnv) {
   return { provider, baseUrl: baseUrl.replace(/\/$/, ''), model, apiKey: env.MODEL_API_KEY || undefined };
 }
 
+/**
+ * SMTP_URL and MAIL_FROM (shared/mail/README.md). SMTP_URL may carry credentials: no message
+ * here repeats it.
+ */
+function mailSettings(env: NodeJS.ProcessEnv): { smtpUrl: string; from: string } | undefined {
+  const smtpUrl = env.SMTP_URL || undefined;
+  if (!smtpUrl) return undefined;
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(smtpUrl);
+  } catch {}
+  if (!parsed || !['smtp:', 'smtps:'].includes(parsed.protocol) || !parsed.hostname) {
+    throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL such as smtps://user:password@mail.example.com:465 (its value is not shown: it may hold a password)');
+  }
+  const from = env.MAIL_FROM?.trim();
+  if (!from) throw new ConfigError('MAIL_FROM is required with SMTP_URL: the sender address, e.g. "Agents <no-reply@example.com>"');
+  const address = /<([^<>]*)>$/.exec(from)?.[1] ?? from;
+  if (!/^[^\s@<>"]+@[^\s@<>"]+$/.test(address)) throw new ConfigError(`MAIL_FROM must be an address or "Name <address>", got "${from}"`);
+  return { smtpUrl, from };
+}
+
 function s3Settings(env: NodeJS.ProcessEnv) {
   const endpoint = url(env, 'S3_ENDPOINT');
   const bucket = env.S3_BUCKET || undefined;
@@ -274,12 +298,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
     githubCodeloadUrl: (url(env, 'GITHUB_CODELOAD_URL') ?? 'https://codeload.github.com').replace(/\/+$/, ''),
     /** Instance default model, used when an organization has none (DESIGN.md section 5). */
     defaultModel: defaultModel(env),
+    /** Whom the instance model serves: `owner` (the organizations the instance owner created and owns) or `all` (DESIGN.md 5). */
+    instanceModelOrgs: oneOf(env, 'INSTANCE_MODEL_ORGS', ['owner', 'all'], 'owner'),
+    /** Outgoing mail (password reset): SMTP_URL and MAIL_FROM; unset = mail waits sealed in the outbox. */
+    mail: mailSettings(env),
     /** Base URL of OpenRouter's public API; `GET /api/models/openrouter` lists `<this>/models`. */
     openrouterApiUrl: (url(env, 'OPENROUTER_API_URL') ?? 'https://openrouter.ai/api/v1').replace(/\/+$/, ''),
     /** `npm start`: `file` writes API and worker output to `$DATA_DIR/logs/{api,worker}.log`; `json` leaves their JSON lines on stdout. */
     logFormat: oneOf(env, 'LOG_FORMAT', ['file', 'json'], 'file'),
     logLevel: oneOf(env, 'LOG_LEVEL', ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], 'info'),
-    /** `GET /metrics` (API and worker) answers only `Authorization: Bearer <this>` when set; unset = open (DESIGN.md 8). */
+    /** `GET /metrics` (API and worker) answers only `Authorization: Bearer <this>` when set; unset = loopback clients only (DESIGN.md 8). */
     metricsToken: env.METRICS_TOKEN || undefined,
     /** The worker's own `GET /metrics` server (on HOST); unset = none, 0 = any free port. */
     workerMetricsPort: env.WORKER_METRICS_PORT ? int(env, 'WORKER_METRICS_PORT', 0) : undefined,
@@ -310,9 +338,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * holds about 60 MB resident (about 20 MB not shared with other node processes).
      */
     sandboxWarmPool: int(env, 'SANDBOX_WARM_POOL', 2, 0),
+    /**
+     * How agents are isolated (DESIGN.md 3): `bwrap` requires bwrap, and without it runs refuse to
+     * start; `process` runs every agent without isolation, with a warning at start and on each run.
+     */
+    sandboxMode: oneOf<SandboxSetting>(env, 'SANDBOX_MODE', ['bwrap', 'process'], 'bwrap'),
     inlineRunLimits: parseJsonSetting('INLINE_RUN_LIMITS', env.INLINE_RUN_LIMITS) as InlineRunLimits,
     llmProxyLimits: parseJsonSetting('LLM_PROXY_LIMITS', env.LLM_PROXY_LIMITS) as LlmProxyLimits,
     credentialProxyLimits: parseJsonSetting('CREDENTIAL_PROXY_LIMITS', env.CREDENTIAL_PROXY_LIMITS) as CredentialProxyLimits,
+    /** Bytes one model answer may have (runs, chat turns, the LLM proxy; streamed or not): past it the call fails naming this setting. */
+    modelMaxAnswerBytes: int(env, 'MODEL_MAX_ANSWER_BYTES', 16 * MiB, 1),
+    /** Open realtime streams one identity (API key, session user, end-user) may hold, per API process (DESIGN.md 5). */
+    realtimeMaxStreamsPerIdentity: int(env, 'REALTIME_MAX_STREAMS_PER_IDENTITY', 100, 1),
   };
 }
 

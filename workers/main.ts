@@ -12,9 +12,11 @@ const { createLogger } = await import('../shared/log.ts');
 const { freeLoopbackPort } = await import('../shared/observability/metrics.ts');
 const { createTracing } = await import('../shared/observability/tracing.ts');
 const { createServiceWorkers } = await import('./service-workers.ts');
+const { useSandboxReachableTmpDir } = await import('./sandbox-startup.ts');
 
 const config = loadServiceConfig('worker');
 const log = createLogger(config.logLevel, 'worker');
+useSandboxReachableTmpDir(log);
 const sdkLevel: LogLevel = ({ trace: 'TRACE', debug: 'DEBUG', info: 'INFO', warn: 'WARN' } as const)[config.logLevel as 'info'] ?? 'ERROR';
 // With WORKER_METRICS_PORT, the SDK's own metrics (temporal_*: polls, task latencies, slots) are
 // exported by its core on a loopback port and appended to this worker's GET /metrics.

@@ -27,6 +27,7 @@ import { fileStorage } from '../shared/files/storage.ts';
 import { AGENT_SANDBOX_TASK_QUEUE } from '../shared/runs/attempts.ts';
 import { AGENT_RUNS_TASK_QUEUE } from '../shared/runs/launch.ts';
 import { temporalConnectionOptions } from '../shared/temporal-connection.ts';
+import { startSandboxes } from './sandbox-startup.ts';
 import { cachedWorkflowBundle } from './workflow-bundle.ts';
 
 export { WORKFLOWS_PATH } from './workflow-entry.ts';
@@ -67,6 +68,7 @@ export async function createServiceWorkers(opts: {
   const drain = new AbortController();
   // Log lines of a run's activities carry its id (shared/observability/context.ts), traced or not.
   installTraceContext();
+  const sandboxes = startSandboxes(config, log);
   const deps = {
     config,
     knex,
@@ -75,7 +77,7 @@ export async function createServiceWorkers(opts: {
     files: await fileStorage(config),
     draining: drain.signal,
     tracer: tracing.enabled ? tracing.tracer : undefined,
-    sandboxPool: workerSandboxPool(config, log, drain.signal),
+    sandboxPool: sandboxes ? workerSandboxPool(config, log, drain.signal) : undefined,
   };
   // One bundle for both workflow task queues, read from disk: no webpack in this process.
   const workflowBundle = opts.workflowBundle ?? (await cachedWorkflowBundle({ modules: config.modules, tracing: tracing.enabled, log }));

@@ -10,7 +10,7 @@ import { notifyChatSessionUpdate } from '../../shared/chat/events.ts';
 import type { ChatMessageRow, ChatSessionRow } from '../../shared/chat/model.ts';
 import { newId } from '../../shared/ids.ts';
 import { modelDispatcher } from '../../shared/models/outbound.ts';
-import { resolveModel } from '../../shared/models/resolve.ts';
+import { NO_MODEL_CONFIGURED, resolveModel } from '../../shared/models/resolve.ts';
 import { agentForRun } from '../../shared/packages/resolve-agent.ts';
 import { HEARTBEAT_TIMEOUT_SECONDS } from '../../shared/runs/attempts.ts';
 import type { RunUsage } from '../../shared/runs/model.ts';
@@ -103,7 +103,7 @@ export function createChatActivities(deps: ActivityDeps) {
           knex,
           sessionId,
           messageId,
-          failed('No model is configured: add one with POST /api/models (isDefault: true) or set MODEL_BASE_URL and MODEL_NAME'),
+          failed(NO_MODEL_CONFIGURED),
         );
       }
       // The conversation so far: every completed message up to the one answered (failed replies are left out).
@@ -148,7 +148,7 @@ export function createChatActivities(deps: ActivityDeps) {
         await removeWarmDir();
         throw err;
       }
-      if (sandbox.mode === 'process') log.warn({ sessionId }, 'bwrap is missing: the agent runs WITHOUT isolation (process mode)');
+      if (sandbox.mode === 'process') log.warn({ sessionId }, 'SANDBOX_MODE=process: the agent runs WITHOUT isolation');
       // A draining worker stops the sandbox; the turn starts over on another worker.
       let supervised: Supervised;
       try {

@@ -2,18 +2,21 @@
 // network: the sidecar's unix socket is the only way out), a read-only view of the system,
 // a tmpfs workspace as the only writable place, an empty environment and an unprivileged
 // uid. Memory and CPU ceilings come from cgroups where writable; the V8 heap limit applies
-// always. Without bwrap, `process` mode runs the same command unisolated, with a loud warning.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+// always. Without bwrap, sandboxes refuse to start, unless the operator sets SANDBOX_MODE=process:
+// then the same command runs unisolated, with a loud warning (DESIGN.md 3).
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { stripTypeScriptTypes } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import type { SandboxSetting } from '../../shared/config.ts';
 import { createRunCgroup, detectCgroupMode, NO_CGROUP, type RunCgroup } from './cgroups.ts';
+import { SANDBOX_UID, SandboxUnavailableError, sandboxNode } from './reachable.ts';
+
+export { SANDBOX_UID, SandboxUnavailableError } from './reachable.ts';
 
 export type SandboxMode = 'bwrap+cgroup-v2' | 'bwrap+cgroup-v1' | 'bwrap' | 'process';
-
-export const SANDBOX_UID = 65534; // nobody
 const RUNTIME_SOURCE = path.join(PROJECT_ROOT, 'activities', 'agent-runtime', 'main.ts');
 
 let runtimeDir: string | undefined;
@@ -35,21 +38,53 @@ export const RUNTIME_ENTRY = '/runtime/main.mjs';
 export const SOCKET_IN_SANDBOX = '/sidecar/sidecar.sock';
 
 let bwrapPath: string | null | undefined;
+/** bwrap on the worker's PATH, looked up once. */
 export function findBwrap(): string | null {
   if (bwrapPath !== undefined) return bwrapPath;
-  try {
-    bwrapPath = execFileSync('sh', ['-c', 'command -v bwrap'], { encoding: 'utf8' }).trim() || null;
-  } catch {
-    bwrapPath = null;
+  bwrapPath = null;
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d))) {
+    try {
+      fs.accessSync(path.join(dir, 'bwrap'), fs.constants.X_OK);
+      bwrapPath = path.join(dir, 'bwrap');
+      break;
+    } catch {}
   }
   return bwrapPath;
 }
 
-/** The mode spawnSandbox gives a sandbox on this host, known before one starts. */
+let setting: SandboxSetting = 'bwrap';
+/**
+ * The worker's SANDBOX_MODE, applied at its start (workers/service-workers.ts): one per process,
+ * as bwrap's presence is. Until then bwrap is required.
+ */
+export function useSandboxSetting(mode: SandboxSetting): void {
+  setting = mode;
+}
+
+export const NO_BWRAP_REASON =
+  'bwrap (Debian package bubblewrap) is not installed on this worker, and agents do not run without isolation: install it, or set SANDBOX_MODE=process to run them unisolated';
+
+/**
+ * The mode spawnSandbox gives a sandbox on this host, known before one starts; throws
+ * SandboxUnavailableError when none may start (bwrap required and missing).
+ */
 export function sandboxModeHere(): SandboxMode {
-  if (!findBwrap()) return 'process';
+  if (setting === 'process') return 'process';
+  if (!findBwrap()) throw new SandboxUnavailableError(NO_BWRAP_REASON);
   const cgroup = detectCgroupMode();
   return cgroup === 'none' ? 'bwrap' : `bwrap+${cgroup}`;
+}
+
+/**
+ * Readies what every sandbox needs (the Node the sandbox user can reach, the compiled runtime),
+ * so that the first run does not pay for it; throws SandboxUnavailableError when no sandbox can
+ * start. The mode sandboxes get.
+ */
+export function prepareSandboxes(): { mode: SandboxMode; node: ReturnType<typeof sandboxNode> } {
+  const mode = sandboxModeHere();
+  const node = sandboxNode();
+  compiledRuntimeDir();
+  return { mode, node };
 }
 
 export interface SandboxOptions {
@@ -101,7 +136,7 @@ function symlinkArgs(): string[] {
 }
 
 function bwrapArgs(opts: SandboxOptions, env: Record<string, string>): string[] {
-  const nodeDir = path.dirname(fs.realpathSync(process.execPath));
+  const nodeDir = path.dirname(sandboxNode().path);
   const args = [
     '--unshare-all',
     '--die-with-parent',
@@ -133,7 +168,7 @@ function bwrapArgs(opts: SandboxOptions, env: Record<string, string>): string[] 
   // bwrap builds the new root on a tmpfs; make it read-only so /workspace is the only writable place.
   args.push('--remount-ro', '/');
   for (const [k, v] of Object.entries(env)) args.push('--setenv', k, v);
-  args.push('/opt/node/node');
+  args.push(`/opt/node/${path.basename(sandboxNode().path)}`);
   return args;
 }
 
@@ -141,8 +176,9 @@ function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
+/** Starts a sandbox; throws SandboxUnavailableError when none can start on this worker. */
 export function spawnSandbox(opts: SandboxOptions): Sandbox {
-  const bwrap = findBwrap();
+  const bwrap = sandboxModeHere() === 'process' ? null : findBwrap();
   const heap = ['--max-old-space-size=' + Math.max(16, Math.floor(opts.memoryMb * 0.75)), '--disable-warning=ExperimentalWarning'];
   const env = { PATH: '/usr/bin:/bin', HOME: '/workspace', TMPDIR: '/workspace', SIDECAR_SOCKET: SOCKET_IN_SANDBOX, ...opts.env };
   const asRoot = process.getuid?.() === 0;
@@ -165,7 +201,7 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
     mode = 'process';
     const runtimeArgs = opts.nodeArgs.map((a) => a.replace(/^\/runtime\//, `${compiledRuntimeDir()}/`));
     const socket = opts.socketDir ? path.join(opts.socketDir, 'sidecar.sock') : '';
-    child = spawn(process.execPath, [...heap, ...runtimeArgs], {
+    child = spawn(sandboxNode().path, [...heap, ...runtimeArgs], {
       stdio: [...stdio],
       // Unisolated, the runtime finds the workspace folders where they are on the host.
       env: {

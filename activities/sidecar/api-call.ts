@@ -125,7 +125,7 @@ export async function apiCall(ctx: ApiCallContext, args: Record<string, unknown>
   const shownUrl = redact(args.url, secrets);
   const started = Date.now();
   try {
-    const answer = await callWithCredential(ctx.config, ctx.config.credentialProxyLimits, { auth, credential, narrowerUris: target.narrowerUris }, { method, url: args.url, headers, body }, ctx.signal);
+    const answer = await callWithCredential(ctx.config, ctx.config.credentialProxyLimits, { auth, credential, connection: row, narrowerUris: target.narrowerUris }, { method, url: args.url, headers, body }, ctx.signal);
     const ms = Date.now() - started;
     await ctx.log('info', 'api_call', `${method} ${shownUrl} -> ${answer.status} in ${ms} ms`);
     // Delivery redacted a textual body and refused a binary one echoing the credential.

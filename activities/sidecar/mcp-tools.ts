@@ -14,10 +14,10 @@ import type { Knex } from 'knex';
 import { type Agent, fetch as undiciFetch } from 'undici';
 import type { Config } from '../../shared/config.ts';
 import { checkDestination, egressDispatcher } from '../../shared/egress.ts';
-import { type IntegrationAuth, integrationOf } from '../../shared/integrations/auths.ts';
+import { AnswerTooLarge, cappedResponse } from '../../shared/http/read-capped.ts';
+import { integrationOf } from '../../shared/integrations/auths.ts';
 import { type ConnectionRow, openCredentials } from '../../shared/integrations/connections.ts';
-import { credentialHeader, redact, secretsOf } from '../../shared/integrations/deliver.ts';
-import { internalHostsAllowed, matchesAuthorizedUri } from '../../shared/integrations/uris.ts';
+import { credentialHeader, deliveryInternalHosts, redact, refusedTarget, secretsOf } from '../../shared/integrations/deliver.ts';
 import type { Logger } from '../../shared/log.ts';
 import type { ResolvedMcpServer } from '../../shared/packages/resolve-agent.ts';
 import { type PackageRow, splitName } from '../../shared/packages/types.ts';
@@ -28,7 +28,8 @@ import type { ToolDef } from './providers.ts';
 export interface McpDeps {
   knex: Knex;
   log: Logger;
-  config: Pick<Config, 'egressAllowInternalHosts' | 'extraCaCertsPath' | 'secretsKey'>;
+  /** `credentialProxyLimits.max_response_bytes` caps each answer of a server, as it caps `api_call`'s. */
+  config: Pick<Config, 'egressAllowInternalHosts' | 'extraCaCertsPath' | 'secretsKey' | 'credentialProxyLimits'>;
 }
 
 const START_TIMEOUT_MS = 10_000;
@@ -153,7 +154,7 @@ export class McpTools {
   }
 
   /** The run's credential for the server's `remote.auth`: its header and the values to redact. */
-  private async credential(server: ResolvedMcpServer, url: string): Promise<{ header: [string, string]; secrets: string[]; auth: IntegrationAuth }> {
+  private async credential(server: ResolvedMcpServer, url: string): Promise<{ header: [string, string]; secrets: string[]; allowInternal: string[] }> {
     const { integration, auth_key } = server.remote!.auth!;
     const connId = this.run.connections?.[integration];
     if (!connId) throw new McpStartError(`the run has no connection of ${integration} (add it to the agent's dependencies.integrations)`);
@@ -168,7 +169,9 @@ export class McpTools {
       : undefined;
     const auth = pkg ? (await integrationOf(knex, pkg)).auths.find((a) => a.key === auth_key) : undefined;
     if (!auth) throw new McpStartError(`${integration} has no auth "${auth_key}"`);
-    if (!matchesAuthorizedUri(url, auth.authorizedUris)) throw new McpStartError(`${url} is outside the URLs ${integration} may reach`);
+    // The URLs the auth allows now and those the connection was granted (DESIGN.md 5).
+    const refused = refusedTarget(url, auth, row);
+    if (refused) throw new McpStartError(`${integration}: ${refused}`);
     const credential = openCredentials(config.secretsKey, row);
     let header: [string, string];
     try {
@@ -176,7 +179,7 @@ export class McpTools {
     } catch (err) {
       throw new McpStartError((err as Error).message);
     }
-    return { header, secrets: secretsOf(auth, credential), auth };
+    return { header, secrets: secretsOf(auth, credential), allowInternal: deliveryInternalHosts(auth, row, config.egressAllowInternalHosts) };
   }
 
   private async start(server: ResolvedMcpServer): Promise<{ conn: Connected; tools: { name: string; description?: string; inputSchema?: unknown }[] } | undefined> {
@@ -189,7 +192,7 @@ export class McpTools {
       const cred = server.remote!.auth ? await this.credential(server, url) : undefined;
       secrets = cred?.secrets ?? [];
       // Internal hosts need a literal authorized_uris entry too (DESIGN.md 7): none without an auth.
-      const allowInternal = cred ? internalHostsAllowed(cred.auth.authorizedUris, config.egressAllowInternalHosts) : [];
+      const allowInternal = cred?.allowInternal ?? [];
       await checkDestination(url, { allowInternalHosts: allowInternal });
       const d = egressDispatcher(allowInternal, START_TIMEOUT_MS, config.extraCaCertsPath);
       dispatcher = d;
@@ -199,7 +202,9 @@ export class McpTools {
         const headers: Record<string, string> = Object.fromEntries(new Headers(init?.headers));
         if (cred) headers[cred.header[0].toLowerCase()] = cred.header[1];
         const res = await undiciFetch(String(target), { ...(init as object), headers, redirect: 'manual', dispatcher: d } as unknown as Parameters<typeof undiciFetch>[1]);
-        return res as unknown as Response;
+        // The SDK reads the body: capped, so a server that never stops answering fails the request, not the worker.
+        const limit = config.credentialProxyLimits.max_response_bytes;
+        return cappedResponse(res as unknown as Response, limit, () => new AnswerTooLarge(limit, `the MCP server's answer is over ${limit} bytes (CREDENTIAL_PROXY_LIMITS.max_response_bytes)`));
       };
       // The SDK (and zod under it) loads with the first agent that has an MCP server (issue 18).
       const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/client/streamableHttp.js')]);

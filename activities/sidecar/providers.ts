@@ -1,6 +1,12 @@
 // Model providers behind the sidecar. The runtime speaks OpenAI chat-completions messages;
 // Anthropic messages are translated both ways. API keys are added here and nowhere else.
+// An answer is read at most `model.maxAnswerBytes` (MODEL_MAX_ANSWER_BYTES): a provider that
+// never stops answering fails the call, not the worker. What fails a call becomes the run's
+// error (and reaches the sandbox): the model's key and other secrets are redacted from it first.
 import { type Dispatcher, request } from 'undici';
+import { readCapped } from '../../shared/http/read-capped.ts';
+import { redact } from '../../shared/integrations/deliver.ts';
+import { modelSecrets } from '../../shared/models/outbound.ts';
 import type { ModelConfig } from '../../shared/models/resolve.ts';
 
 export interface ToolCall {
@@ -30,7 +36,8 @@ export class ModelCallError extends Error {
 
 const TIMEOUT_MS = 120_000;
 
-async function postJson(url: string, headers: Record<string, string>, body: unknown, dispatcher: Dispatcher, signal?: AbortSignal) {
+async function postJson(url: string, headers: Record<string, string>, body: unknown, model: ModelConfig, dispatcher: Dispatcher, signal?: AbortSignal) {
+  const maxBytes = model.maxAnswerBytes;
   const res = await request(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
@@ -41,9 +48,11 @@ async function postJson(url: string, headers: Record<string, string>, body: unkn
     bodyTimeout: TIMEOUT_MS,
     maxRedirections: 0,
   } as Parameters<typeof request>[1]);
-  const text = await res.body.text();
+  const raw = await readCapped(res.body, maxBytes, () => new ModelCallError(`The model provider's answer is over ${maxBytes} bytes (MODEL_MAX_ANSWER_BYTES)`));
+  const text = raw.toString('utf8');
   if (res.statusCode < 200 || res.statusCode >= 300) {
-    throw new ModelCallError(`The model provider answered HTTP ${res.statusCode}: ${text.slice(0, 300)}`);
+    // Redacted before it is cut: a key across the cut would otherwise leave its first part.
+    throw new ModelCallError(`The model provider answered HTTP ${res.statusCode}: ${redact(text, modelSecrets(model)).slice(0, 300)}`);
   }
   try {
     return JSON.parse(text);
@@ -59,6 +68,7 @@ async function openAi(model: ModelConfig, messages: ChatMessage[], tools: ToolDe
     headers,
     // A turn without tools (a chat turn) sends none: providers refuse an empty list.
     { model: model.model, messages, ...(tools.length ? { tools: tools.map((t) => ({ type: 'function', function: t })), tool_choice: 'auto' } : {}) },
+    model,
     dispatcher,
     signal,
   );
@@ -107,6 +117,7 @@ async function anthropic(model: ModelConfig, messages: ChatMessage[], tools: Too
       messages: converted,
       ...(tools.length ? { tools: tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters })) } : {}),
     },
+    model,
     dispatcher,
     signal,
   );
@@ -121,6 +132,14 @@ async function anthropic(model: ModelConfig, messages: ChatMessage[], tools: Too
   };
 }
 
-export function complete(model: ModelConfig, messages: ChatMessage[], tools: ToolDef[], dispatcher: Dispatcher, signal?: AbortSignal): Promise<Completion> {
-  return model.provider === 'anthropic' ? anthropic(model, messages, tools, dispatcher, signal) : openAi(model, messages, tools, dispatcher, signal);
+/** One model call. Every failure is a ModelCallError whose message names no secret of the model. */
+export async function complete(model: ModelConfig, messages: ChatMessage[], tools: ToolDef[], dispatcher: Dispatcher, signal?: AbortSignal): Promise<Completion> {
+  try {
+    return await (model.provider === 'anthropic' ? anthropic(model, messages, tools, dispatcher, signal) : openAi(model, messages, tools, dispatcher, signal));
+  } catch (err) {
+    // Providers echo what they were sent (a 401 quoting the Authorization header), and a proxy's
+    // refusal may quote its URL: the message is redacted before anyone stores or shows it.
+    const message = err instanceof ModelCallError ? err.message : `The model call failed: ${(err as Error).message}`;
+    throw new ModelCallError(redact(message, modelSecrets(model)));
+  }
 }

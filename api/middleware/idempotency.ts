@@ -1,10 +1,13 @@
 // Idempotency-Key (SPEC 8.8, 3.2): honoured on the operations that declare it, refused on
 // every other POST, PUT, PATCH and DELETE, ignored on reads and on /api/auth/*. Keys live in
-// Postgres, scoped to organization and space, so every API process shares them.
+// Postgres, scoped to organization and space, so every API process shares them. A key is shared
+// by every identity of that scope, but a secret the answer shows once (a route's `shownOnce`)
+// goes back only to the identity that made the request (SPEC 8.8.5, issue 28).
 import { createHash } from 'node:crypto';
 import { ProblemError, problem } from '../../shared/errors.ts';
 import { decryptSecret, encryptSecret } from '../../shared/secrets.ts';
 import type { AppContext, RouteDef } from '../route.ts';
+import { boundSpaceId, credentialIdentity } from './authenticate.ts';
 import { renderProblem } from './problems.ts';
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -34,23 +37,59 @@ function fingerprint(ctx: AppContext): string {
 }
 
 /**
+ * Who is asking, as far as a secret shown once goes: the API key, session user or end-user
+ * (SPEC 5.6: a key acting for an end-user is that end-user, through that key).
+ */
+function requestIdentity(ctx: AppContext): string {
+  const who = credentialIdentity(ctx.state.auth!);
+  const endUserId = ctx.state.tenancy?.endUserId;
+  return endUserId && who !== `end_user:${endUserId}` ? `${who}/end_user:${endUserId}` : who;
+}
+
+/**
+ * The space a key belongs to: the route's space, else the space the credential is pinned to
+ * (an API key on an organization-level route), else none. Keys of another space never meet.
+ */
+function spaceKey(ctx: AppContext): string {
+  return ctx.state.tenancy!.space?.id ?? boundSpaceId(ctx.state.auth!) ?? '';
+}
+
+/** `body` (JSON) without the fields at the dotted `paths`; a body that is not JSON is left as it is. */
+function withoutFields(body: string, paths: readonly string[]): string {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    return body;
+  }
+  for (const path of paths) {
+    const parts = path.split('.');
+    let node = parsed as Record<string, unknown> | undefined;
+    for (const part of parts.slice(0, -1)) node = node && typeof node[part] === 'object' ? (node[part] as Record<string, unknown>) : undefined;
+    if (node && typeof node === 'object') delete node[parts[parts.length - 1]];
+  }
+  return JSON.stringify(parsed);
+}
+
+/**
  * Runs `handle` once per key: a repeat with the same fingerprint replays the stored answer
  * (`Idempotent-Replayed: true`); 2xx and 4xx answers are kept 24 h; a throw or a 5xx releases
- * the key. Permissions were checked before this, on every request, replays included.
+ * the key. Permissions were checked before this, on every request, replays included. A replay
+ * to another identity than the request's leaves out the route's `shownOnce` fields.
  */
 export async function withIdempotency(
   ctx: AppContext,
   key: string,
   handle: () => Promise<void>,
-  shapeReplay?: RouteDef['shapeReplay'],
+  route: Pick<RouteDef, 'shapeReplay' | 'shownOnce'>,
 ): Promise<void> {
   const { knex } = ctx.services;
-  const { org, space } = ctx.state.tenancy!;
-  const where = { org_id: org!.id, space_key: space?.id ?? '', key };
+  const where = { org_id: ctx.state.tenancy!.org!.id, space_key: spaceKey(ctx), key };
   const fp = fingerprint(ctx);
+  const identity = requestIdentity(ctx);
   await knex('idempotency_keys').where(where).where('expires_at', '<', new Date()).delete();
   const claimed = await knex('idempotency_keys')
-    .insert({ ...where, fingerprint: fp, state: 'in_progress', expires_at: new Date(Date.now() + IDEMPOTENCY_TTL_MS) })
+    .insert({ ...where, identity, fingerprint: fp, state: 'in_progress', expires_at: new Date(Date.now() + IDEMPOTENCY_TTL_MS) })
     .onConflict(['org_id', 'space_key', 'key'])
     .ignore()
     .returning('key');
@@ -64,7 +103,10 @@ export async function withIdempotency(
       throw problem('idempotency_conflict', { detail: 'This Idempotency-Key was used with another method, path, query or body', param: 'Idempotency-Key' });
     }
     const stored = decryptSecret(ctx.services.config.secretsKey, row.response_body);
-    const body = shapeReplay && row.response_status < 300 ? await shapeReplay(ctx, stored) : stored;
+    const success = row.response_status < 300;
+    const shaped = route.shapeReplay && success ? await route.shapeReplay(ctx, stored) : stored;
+    // Shown once means shown to its maker: another identity of the scope gets the rest.
+    const body = success && route.shownOnce?.length && row.identity !== identity ? withoutFields(shaped, route.shownOnce) : shaped;
     ctx.status = row.response_status;
     for (const [k, v] of Object.entries(row.response_headers as Record<string, string>)) ctx.set(k, v);
     ctx.set('Idempotent-Replayed', 'true');

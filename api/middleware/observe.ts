@@ -5,7 +5,7 @@ import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentele
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { Next } from 'koa';
 import { problem } from '../../shared/errors.ts';
-import { httpDuration, httpRequests, METRICS_CONTENT_TYPE, metricsAuthorized, metricsText } from '../../shared/observability/metrics.ts';
+import { httpDuration, httpRequests, METRICS_CONTENT_TYPE, METRICS_REFUSALS, metricsAccess, metricsText } from '../../shared/observability/metrics.ts';
 import { REQUEST_ID } from '../../shared/observability/tracing.ts';
 import type { AppContext } from '../route.ts';
 
@@ -45,15 +45,16 @@ export async function observe(ctx: AppContext, next: Next): Promise<void> {
 
 /**
  * `GET /metrics` (Prometheus text), outside the route table: an operator's endpoint, not part of
- * the API's contract (absent from OpenAPI), behind `Bearer $METRICS_TOKEN` when that is set.
+ * the API's contract (absent from OpenAPI), behind `Bearer $METRICS_TOKEN` when that is set and
+ * for loopback clients only when it is not (the socket's address: api/client-ip.ts and
+ * TRUST_PROXY do not apply here).
  */
 export async function metricsEndpoint(ctx: AppContext, next: Next): Promise<void> {
   if (ctx.path !== '/metrics') return next();
   (ctx.state as { metricsRoute?: string }).metricsRoute = '/metrics';
   if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw problem('method_not_allowed', { headers: { Allow: 'GET, HEAD' } });
-  if (!metricsAuthorized(ctx.services.config.metricsToken, ctx.get('authorization'))) {
-    throw problem('unauthorized', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>');
-  }
+  const access = metricsAccess(ctx.services.config.metricsToken, { remoteAddress: ctx.req.socket.remoteAddress, headers: ctx.headers });
+  if (access !== 'allowed') throw problem(METRICS_REFUSALS[access].code, METRICS_REFUSALS[access].detail);
   ctx.type = METRICS_CONTENT_TYPE;
   ctx.body = await metricsText();
 }

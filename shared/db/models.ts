@@ -34,6 +34,7 @@ export class Organization extends Base {
   declare id: string;
   declare name: string;
   declare api_version: string | null;
+  declare created_by_user_id: string | null;
   declare created_at: Date;
 }
 

@@ -2,11 +2,13 @@
 // them) takes an `upl_` or `file_` id the launcher may read. Each becomes a `file_` of the run,
 // sharing the bytes of what it came from, checked first against the agent's `file_constraints`
 // (`accept`, `max_size`). The run's stored input names the run's own file ids; the worker
-// mounts the files read-only at `/workspace/input/<field>/<name>` (activities/run-files.ts).
+// mounts the files read-only at `/workspace/input/<field>/<name>` (activities/run-files.ts), so
+// a file field's name and a file's name must each be one plain path segment (./confine.ts).
 import type { Knex } from 'knex';
 import { problem, type ProblemFieldError } from '../errors.ts';
 import { newId } from '../ids.ts';
 import type { OwnerColumns, RunRow } from '../runs/model.ts';
+import { SAFE_NAME_RULE, unsafeNameReason } from './confine.ts';
 import { type FileRow, runFileColumns } from './model.ts';
 
 /** An id a file property takes (the `file` format of agent input schemas). */
@@ -20,6 +22,23 @@ export function fileFields(schema: Record<string, any> | null | undefined): Map<
     else if (prop?.type === 'array' && prop.items?.format === 'file') out.set(field, { multiple: true });
   }
   return out;
+}
+
+/**
+ * The file fields of `schema` whose names cannot be a folder of /workspace/input, as field
+ * errors (`prefix` + the name). Checked when a manifest enters (import, inline) and again at
+ * launch, for versions stored before the check existed.
+ */
+export function unsafeFileFieldErrors(schema: Record<string, any> | null | undefined, prefix = ''): ProblemFieldError[] {
+  const errors: ProblemFieldError[] = [];
+  for (const field of fileFields(schema).keys()) {
+    const reason = unsafeNameReason(field);
+    if (!reason) continue;
+    const at = `${prefix}${field}`;
+    // The name is quoted in the message: it may hold a line break or a climb like `../..`.
+    errors.push({ field: at, code: 'invalid_format', message: `${prefix}${JSON.stringify(field)}: the name of a file input must be ${SAFE_NAME_RULE} (it ${reason})` });
+  }
+  return errors;
 }
 
 interface Constraint {
@@ -76,7 +95,8 @@ export async function resolveInputFiles(
   const fields = fileFields(agent.inputSchema);
   if (!fields.size) return { input, files: [] };
   const constraints = (agent.manifest.input?.file_constraints ?? {}) as Record<string, Constraint>;
-  const errors: ProblemFieldError[] = [];
+  const errors = unsafeFileFieldErrors(agent.inputSchema);
+  if (errors.length) throw problem('validation_failed', { detail: errors[0].message, errors });
   const files: InputFile[] = [];
   const out = { ...input };
   for (const [field, { multiple }] of fields) {
@@ -89,6 +109,11 @@ export async function resolveInputFiles(
       const source = await findSource(knex, where, id);
       if (!source) {
         errors.push({ field: at, code: 'file_not_found', message: `${at}: no completed upload or file ${id} that you may read in this space` });
+        continue;
+      }
+      const badName = unsafeNameReason(source.name);
+      if (badName) {
+        errors.push({ field: at, code: 'invalid_format', message: `${at}: the file's name ${JSON.stringify(source.name)} must be ${SAFE_NAME_RULE} (it ${badName})` });
         continue;
       }
       const c = constraints[field] ?? {};

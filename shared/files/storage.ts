@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Config } from '../config.ts';
+import { pathUnder } from './confine.ts';
 
 /** The bytes sent were not the size declared. Nothing was stored. */
 export class SizeMismatchError extends Error {
@@ -93,7 +94,7 @@ export class DiskStorage implements FileStorage {
 
   private pathOf(key: string): string {
     assertStorageKey(key);
-    return path.join(this.root, key);
+    return pathUnder(this.root, ...key.split('/'));
   }
 
   async put(key: string, body: Readable, size: number): Promise<{ sha256: string }> {

@@ -39,3 +39,14 @@ export async function consumeBootstrap(trx: Knex.Transaction, token: string): Pr
     .where({ key: KEY })
     .update({ value: JSON.stringify({ ...state, redeemed_at: new Date().toISOString() }), updated_at: new Date() });
 }
+
+/** instance_settings key naming the instance owner: `{userId}` of whoever redeemed the bootstrap token. */
+export const INSTANCE_OWNER_KEY = 'instance_owner';
+
+/** Records the bootstrap user as the instance owner, in the redeeming transaction (the instance model serves their organizations). */
+export async function recordInstanceOwner(trx: Knex.Transaction, userId: string): Promise<void> {
+  await trx('instance_settings')
+    .insert({ key: INSTANCE_OWNER_KEY, value: JSON.stringify({ userId }), updated_at: new Date() })
+    .onConflict('key')
+    .merge();
+}

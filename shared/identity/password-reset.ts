@@ -1,29 +1,38 @@
-// Password reset (SPEC 5.4): a single-use link token, mailed through the outbox (and logged
-// until SMTP is configured); using it ends every session of the account.
+// Password reset (SPEC 5.4): a single-use token, mailed through the outbox (shared/mail); using
+// it ends every session of the account. Only its hash is kept, and the mail's body is sealed.
 import type { Knex } from 'knex';
 import { sha256Hex } from '../crypto.ts';
 import { User } from '../db/models.ts';
 import { problem } from '../errors.ts';
-import { newId, newToken } from '../ids.ts';
+import { newToken } from '../ids.ts';
+import { queueMail } from '../mail/outbox.ts';
 import { revokeAccountAuthorizations } from '../oidc/revoke.ts';
 import { hashPassword } from './passwords.ts';
 import { deleteSessions } from './sessions.ts';
 
 const RESET_TTL_MS = 60 * 60 * 1000;
 
-/** Issues a reset token for the user and queues the mail; returns the token. */
-export async function issueResetToken(knex: Knex, user: User, publicUrl: string): Promise<string> {
+/**
+ * Issues a reset token for the user and queues its mail (sealed under `secretsKey`), in one
+ * transaction; returns the token and the mail's id. Kick the mail sender once this resolves.
+ */
+export async function issueResetToken(
+  knex: Knex,
+  user: User,
+  opts: { publicUrl: string; secretsKey: Buffer | undefined },
+): Promise<{ token: string; mailId: string }> {
   const token = newToken();
-  await knex.transaction(async (trx) => {
-    await trx('password_resets').insert({ token_hash: sha256Hex(token), user_id: user.id, expires_at: new Date(Date.now() + RESET_TTL_MS) });
-    await trx('mail_outbox').insert({
-      id: newId('mail'),
-      to_email: user.email,
+  const expiresAt = new Date(Date.now() + RESET_TTL_MS);
+  const mailId = await knex.transaction(async (trx) => {
+    await trx('password_resets').insert({ token_hash: sha256Hex(token), user_id: user.id, expires_at: expiresAt });
+    return queueMail(trx, opts.secretsKey, {
+      to: user.email,
       subject: 'Reset your password',
-      body: `Use this token within one hour to choose a new password:\n\n${token}\n\nPOST ${publicUrl}/api/auth/reset-password {"token": "...", "newPassword": "..."}`,
+      text: `Use this token within one hour to choose a new password:\n\n${token}\n\nPOST ${opts.publicUrl}/api/auth/reset-password {"token": "...", "newPassword": "..."}`,
+      expiresAt,
     });
   });
-  return token;
+  return { token, mailId };
 }
 
 /** Pending reset links die whenever the password changes. */

@@ -72,7 +72,8 @@ export async function createOrganization(
   ownerUserId: string,
 ): Promise<{ org: Organization; defaultSpace: Space }> {
   return knex.transaction(async (trx) => {
-    const org = await Organization.query(trx).insertAndFetch({ id: randomUUID(), name });
+    // The creator is kept: the instance model serves the organizations the instance owner created (shared/models/resolve.ts).
+    const org = await Organization.query(trx).insertAndFetch({ id: randomUUID(), name, created_by_user_id: ownerUserId });
     const defaultSpace = await Space.query(trx).insertAndFetch({ id: newId('spc'), org_id: org.id, name: 'Default', kind: 'default' });
     await OrgMember.query(trx).insert({ org_id: org.id, user_id: ownerUserId, role: 'owner' });
     await ensurePersonalSpace(trx, org.id, ownerUserId);

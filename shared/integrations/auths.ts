@@ -43,6 +43,8 @@ export interface Integration {
   id: string;
   displayName: string;
   manifest: Record<string, any>;
+  /** The published version the manifest is of; null: the draft (nothing published yet). */
+  version: string | null;
   auths: IntegrationAuth[];
 }
 
@@ -74,9 +76,10 @@ export function authsOf(manifest: Record<string, any>): IntegrationAuth[] {
 
 /** The integration's manifest in force: the latest published version, else the draft. */
 export async function integrationOf(knex: Knex, pkg: PackageRow): Promise<Integration> {
-  const manifest = ((await latestVersion(knex, pkg.id))?.manifest ?? pkg.draft_manifest) as Record<string, any>;
+  const latest = await latestVersion(knex, pkg.id);
+  const manifest = (latest?.manifest ?? pkg.draft_manifest) as Record<string, any>;
   const id = `${pkg.scope}/${pkg.name}`;
-  return { pkg, id, displayName: String(manifest.display_name ?? id), manifest, auths: authsOf(manifest) };
+  return { pkg, id, displayName: String(manifest.display_name ?? id), manifest, version: latest?.version ?? null, auths: authsOf(manifest) };
 }
 
 /** The integration `@scope/name` as the space sees it (the package visibility rule), or undefined. */

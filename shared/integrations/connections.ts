@@ -3,6 +3,7 @@
 // to the code that delivers it; the wire shape carries no secret.
 import type { Knex } from 'knex';
 import { decryptSecret, encryptSecret } from '../secrets.ts';
+import type { Integration, IntegrationAuth } from './auths.ts';
 
 /** Who owns a connection: a person, or the end-user a key acts for (Service-User). */
 export interface ConnectionOwner {
@@ -23,6 +24,10 @@ export interface ConnectionRow {
   needs_reconnection: boolean;
   scopes: string[];
   credentials_sealed: string;
+  /** The integration version in force when the connection was made or last reconnected; null: the draft. */
+  integration_version: string | null;
+  /** Its auth's authorized_uris then: the credential goes nowhere else (null: nowhere). */
+  authorized_uris: string[] | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -53,4 +58,19 @@ export function sealCredentials(key: Buffer | undefined, credentials: Record<str
 
 export function openCredentials(key: Buffer | undefined, row: Pick<ConnectionRow, 'credentials_sealed'>): Record<string, string> {
   return JSON.parse(decryptSecret(key, row.credentials_sealed)) as Record<string, string>;
+}
+
+/**
+ * The columns that pin a connection to what it was granted (DESIGN.md 5, issue 28): the version
+ * in force as it is made or reconnected, and its auth's authorized_uris. A later version that
+ * reaches further (or a draft edited since) does not take the credential along: the owner
+ * reconnects to grant it.
+ */
+export function grantColumns(integration: Pick<Integration, 'version'>, auth: Pick<IntegrationAuth, 'authorizedUris'>) {
+  return { integration_version: integration.version, authorized_uris: JSON.stringify(auth.authorizedUris) };
+}
+
+/** Where the connection's credential may go, as granted; a connection without a grant goes nowhere. */
+export function grantedUris(row: Pick<ConnectionRow, 'authorized_uris'>): string[] {
+  return row.authorized_uris ?? [];
 }

@@ -1,13 +1,16 @@
-// Credential delivery (SPEC 1, 2.12, 8.5; DESIGN.md 7): one HTTP call to a third-party API with
-// a connection's credential injected, for the sidecar's `api_call` tool and the credential
-// proxy alike. The URL must match the auth's `authorized_uris` (and a narrower list when the
-// agent sets one); the egress policy is applied at every call (and again at connect time, so DNS
+// Credential delivery (SPEC 1, 2.12, 8.5; DESIGN.md 5, 7): one HTTP call to a third-party API
+// with a connection's credential injected, for the sidecar's `api_call` tool and the credential
+// proxy alike. The URL must match the auth's `authorized_uris`, those the connection was granted
+// when made (a newer version reaching further needs a reconnect), and a narrower list when the
+// agent sets one; the egress policy is applied at every call (and again at connect time, so DNS
 // rebinding gains nothing); no redirect is followed; request and response bytes and the time are
 // capped; credential values the target echoes are replaced by `[redacted]`.
 import { request } from 'undici';
 import type { Config, CredentialProxyLimits } from '../config.ts';
 import { checkDestination, EgressError, egressDispatcher } from '../egress.ts';
+import { readCapped } from '../http/read-capped.ts';
 import type { IntegrationAuth } from './auths.ts';
+import { type ConnectionRow, grantedUris } from './connections.ts';
 import { internalHostsAllowed, matchesAuthorizedUri } from './uris.ts';
 
 export const REDACTED = '[redacted]';
@@ -86,6 +89,30 @@ export function secretsOf(auth: IntegrationAuth, credential: Record<string, stri
   return values;
 }
 
+/** What delivery reads of a connection: what it was granted. */
+export type ConnectionGrant = Pick<ConnectionRow, 'integration_version' | 'authorized_uris'>;
+
+/**
+ * Why the connection's credential may not go to `url`, or undefined when it may: the URL must
+ * match the auth's authorized_uris as now published, those the connection was granted, and the
+ * agent's narrower list when it sets one.
+ */
+export function refusedTarget(url: string, auth: IntegrationAuth, connection: ConnectionGrant, narrowerUris?: readonly string[]): string | undefined {
+  if (!matchesAuthorizedUri(url, auth.authorizedUris) || (narrowerUris?.length && !matchesAuthorizedUri(url, narrowerUris))) {
+    return `${url} is outside the URLs this integration may reach`;
+  }
+  if (!matchesAuthorizedUri(url, grantedUris(connection))) {
+    const version = connection.integration_version ? `version ${connection.integration_version}` : 'the draft';
+    return `${url} is outside the URLs this connection was granted (made under ${version} of the integration); its owner reconnects it to allow the current version's`;
+  }
+  return undefined;
+}
+
+/** Private hosts a delivery may reach: named literally by the auth and by the connection's grant, and allowed by the instance. */
+export function deliveryInternalHosts(auth: IntegrationAuth, connection: ConnectionGrant, configured: readonly string[]): string[] {
+  return internalHostsAllowed(grantedUris(connection), internalHostsAllowed(auth.authorizedUris, configured));
+}
+
 /**
  * Makes the call with the credential injected. Throws DeliveryRefused when the target is not
  * allowed, a cap is exceeded or the target cannot be reached.
@@ -93,23 +120,22 @@ export function secretsOf(auth: IntegrationAuth, credential: Record<string, stri
 export async function callWithCredential(
   config: Pick<Config, 'egressAllowInternalHosts' | 'extraCaCertsPath'>,
   limits: Pick<CredentialProxyLimits, 'max_request_bytes' | 'max_response_bytes'>,
-  target: { auth: IntegrationAuth; credential: Record<string, string>; narrowerUris?: readonly string[] },
+  target: { auth: IntegrationAuth; credential: Record<string, string>; connection: ConnectionGrant; narrowerUris?: readonly string[] },
   call: DeliveryCall,
   signal?: AbortSignal,
 ): Promise<DeliveryAnswer> {
-  const { auth, credential, narrowerUris } = target;
+  const { auth, credential, connection, narrowerUris } = target;
   let url: string;
   try {
     url = new URL(call.url).href;
   } catch {
     throw new DeliveryRefused('unauthorized_target', `${call.url} is not an absolute URL`);
   }
-  if (!matchesAuthorizedUri(url, auth.authorizedUris) || (narrowerUris?.length && !matchesAuthorizedUri(url, narrowerUris))) {
-    throw new DeliveryRefused('unauthorized_target', `${url} is outside the URLs this integration may reach`);
-  }
+  const refused = refusedTarget(url, auth, connection, narrowerUris);
+  if (refused) throw new DeliveryRefused('unauthorized_target', refused);
   const body = call.body === undefined ? undefined : Buffer.from(call.body);
   if (body && body.length > limits.max_request_bytes) throw new DeliveryRefused('request_too_large', `The request body is over ${limits.max_request_bytes} bytes`);
-  const allowInternal = internalHostsAllowed(auth.authorizedUris, config.egressAllowInternalHosts);
+  const allowInternal = deliveryInternalHosts(auth, connection, config.egressAllowInternalHosts);
   try {
     await checkDestination(url, { allowInternalHosts: allowInternal });
   } catch (err) {
@@ -137,16 +163,7 @@ export async function callWithCredential(
       bodyTimeout: DELIVERY_TIMEOUT_MS,
       signal,
     });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body) {
-      size += chunk.length;
-      if (size > limits.max_response_bytes) {
-        res.body.destroy();
-        throw new DeliveryRefused('response_too_large', `The target's answer is over ${limits.max_response_bytes} bytes`);
-      }
-      chunks.push(chunk);
-    }
+    const raw = await readCapped(res.body, limits.max_response_bytes, () => new DeliveryRefused('response_too_large', `The target's answer is over ${limits.max_response_bytes} bytes`));
     const answerHeaders: Record<string, string> = {};
     for (const [k, v] of Object.entries(res.headers)) {
       if (k === 'set-cookie' || v === undefined) continue;
@@ -156,7 +173,6 @@ export async function callWithCredential(
     if (encoding !== 'identity') {
       throw new DeliveryRefused('response_withheld', `The target answered ${encoding}-encoded although asked for identity; it cannot be searched for echoed credentials`);
     }
-    const raw = Buffer.concat(chunks);
     // Text is redacted; a binary body passes as it is unless it echoes a credential, then it is withheld.
     if (TEXTUAL.test(answerHeaders['content-type'] ?? 'text/plain')) {
       return { status: res.statusCode, headers: answerHeaders, body: Buffer.from(redact(raw.toString('utf8'), secrets)) };

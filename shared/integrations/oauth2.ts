@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { request } from 'undici';
 import type { Config } from '../config.ts';
 import { checkDestination, EgressError, egressDispatcher } from '../egress.ts';
+import { readCapped } from '../http/read-capped.ts';
 import { decryptSecret, encryptSecret } from '../secrets.ts';
 import type { IntegrationAuth, OAuth2Settings } from './auths.ts';
 import { internalHostsAllowed } from './uris.ts';
@@ -131,17 +132,7 @@ export async function tokenRequest(
       signal: AbortSignal.timeout(TOKEN_TIMEOUT_MS),
     });
     status = res.statusCode;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body) {
-      size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
-        res.body.destroy();
-        throw new TokenUnavailable('The token endpoint answered more than 256 KiB');
-      }
-      chunks.push(chunk);
-    }
-    text = Buffer.concat(chunks).toString('utf8');
+    text = (await readCapped(res.body, MAX_BODY_BYTES, () => new TokenUnavailable('The token endpoint answered more than 256 KiB'))).toString('utf8');
   } catch (err) {
     if (err instanceof TokenUnavailable) throw err;
     throw new TokenUnavailable(`The token endpoint could not be reached: ${(err as Error).message}`);

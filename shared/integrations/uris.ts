@@ -4,13 +4,19 @@
 // (`https://**.example.com/**` does not match `https://evil.com/.example.com/`), and a URL
 // carrying credentials of its own (`https://x@host/`) matches nothing. A pattern that does not
 // mention a query allows any query.
+//
+// The expressions run on the linear-time engine (shared/linear-regexp.ts): with V8's, a few `**`
+// in one pattern made a long path take O(n^k) (`/**a**a**a**a**b` against 200 `a`s: 20 s, the
+// API's event loop stalled for everyone). A pattern too large for it matches nothing; so does a
+// URL too long to check against the patterns within the work budget.
+import { compileLinear, type LinearRegExp, PatternBudgetExceeded, UnusablePattern, withPatternBudget } from '../linear-regexp.ts';
 
 interface CompiledPattern {
   scheme: string;
-  host: RegExp;
+  host: LinearRegExp;
   /** Literal port, `*` for any, or '' for the scheme's default. */
   port: string;
-  path: RegExp;
+  path: LinearRegExp;
   /** Whether the path pattern speaks of the query; if not, any query is allowed. */
   query: boolean;
 }
@@ -22,8 +28,8 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.+?^${}()|[\]\\]/g, '\\$&');
 }
 
-function compile(part: string, star: string, doubleStar: string): RegExp {
-  return new RegExp(
+function compile(part: string, star: string, doubleStar: string): LinearRegExp {
+  return compileLinear(
     `^${part
       .split('**')
       .map((p) => p.split('*').map(escapeRegExp).join(star))
@@ -59,7 +65,14 @@ function parsePattern(pattern: string): CompiledPattern | null {
 }
 
 function compiled(pattern: string): CompiledPattern | null {
-  if (!cache.has(pattern)) cache.set(pattern, parsePattern(pattern));
+  if (!cache.has(pattern)) {
+    try {
+      cache.set(pattern, parsePattern(pattern));
+    } catch (err) {
+      if (!(err instanceof UnusablePattern)) throw err;
+      cache.set(pattern, null);
+    }
+  }
   return cache.get(pattern)!;
 }
 
@@ -73,11 +86,18 @@ export function matchesAuthorizedUri(url: string, patterns: readonly string[]): 
   }
   if (u.username || u.password) return false;
   const host = u.hostname.toLowerCase();
-  return patterns.some((p) => {
-    const c = compiled(p);
-    const path = c?.query ? `${u.pathname}${u.search}` : u.pathname;
-    return !!c && c.scheme === u.protocol && c.host.test(host) && (c.port === '*' || c.port === u.port) && c.path.test(path);
-  });
+  try {
+    return withPatternBudget(() =>
+      patterns.some((p) => {
+        const c = compiled(p);
+        const path = c?.query ? `${u.pathname}${u.search}` : u.pathname;
+        return !!c && c.scheme === u.protocol && c.host.test(host) && (c.port === '*' || c.port === u.port) && c.path.test(path);
+      }),
+    );
+  } catch (err) {
+    if (err instanceof PatternBudgetExceeded) return false;
+    throw err;
+  }
 }
 
 /**

@@ -6,6 +6,7 @@
 import { type Dispatcher, request } from 'undici';
 import type { Config } from '../config.ts';
 import { checkDestination, egressDispatcher, egressProxyAgent } from '../egress.ts';
+import { AnswerTooLarge, readCapped } from '../http/read-capped.ts';
 import { redact } from '../integrations/deliver.ts';
 import type { ModelConfig, ModelProvider } from './resolve.ts';
 
@@ -38,6 +39,25 @@ export function modelDispatcher(config: EgressConfig, model: ModelConfig): Promi
     proxyUrl: model.proxyUrl,
     operatorHosts: model.source === 'instance' ? [new URL(model.baseUrl).hostname] : [],
   });
+}
+
+/**
+ * What must never appear in a model call's error, wherever it is shown (a run's error, its log,
+ * the sandbox, an LLM proxy caller): the key, and the credentials of the proxy the call goes through.
+ */
+export function modelSecrets(model: Pick<ModelConfig, 'apiKey' | 'proxyUrl'>): string[] {
+  return [...(model.apiKey ? [model.apiKey] : []), ...proxySecrets(model.proxyUrl)];
+}
+
+/** A proxy URL's user and password, as written and decoded. */
+export function proxySecrets(proxyUrl: string | undefined): string[] {
+  if (!proxyUrl) return [];
+  try {
+    const { username, password } = new URL(proxyUrl);
+    return [username, password, decodeURIComponent(username), decodeURIComponent(password)].filter(Boolean);
+  } catch {
+    return []; // not a URL: nothing of it to hide
+  }
 }
 
 /** Authentication headers of a provider's API. */
@@ -78,19 +98,16 @@ export async function callProvider(
       bodyTimeout: TIMEOUT_MS,
       maxRedirections: 0,
     } as Parameters<typeof request>[1]);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body) {
-      size += (chunk as Buffer).length;
-      if (size > MAX_ANSWER_BYTES) {
-        res.body.destroy();
-        return { latencyMs: latency(), status: res.statusCode, error: `The answer exceeds ${MAX_ANSWER_BYTES} bytes` };
-      }
-      chunks.push(chunk as Buffer);
+    let text: string;
+    try {
+      text = (await readCapped(res.body, MAX_ANSWER_BYTES)).toString('utf8');
+    } catch (err) {
+      if (!(err instanceof AnswerTooLarge)) throw err;
+      return { latencyMs: latency(), status: res.statusCode, error: `The answer exceeds ${MAX_ANSWER_BYTES} bytes` };
     }
-    const text = Buffer.concat(chunks).toString('utf8');
     if (res.statusCode < 200 || res.statusCode >= 300) {
-      return { latencyMs: latency(), status: res.statusCode, error: redact(`HTTP ${res.statusCode}: ${text.slice(0, 300)}`, secrets) };
+      // Redacted before it is cut: a key across the cut would otherwise leave its first part.
+      return { latencyMs: latency(), status: res.statusCode, error: `HTTP ${res.statusCode}: ${redact(text, secrets).slice(0, 300)}` };
     }
     try {
       return { latencyMs: latency(), status: res.statusCode, json: JSON.parse(text) };

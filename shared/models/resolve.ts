@@ -1,10 +1,17 @@
 // Which model a run uses: the organization's default model, else the instance default from
-// MODEL_* (DESIGN.md section 5). Keys are decrypted only here, in the worker, for the sidecar.
+// MODEL_* (DESIGN.md section 5) for the organizations it serves (INSTANCE_MODEL_ORGS). Runs, chat
+// turns and the LLM proxy all resolve here. Keys are decrypted only here, for the sidecar.
 // A model that names a provider credential takes its provider, base URL and key from it; its
 // calls go through its own proxy, else the organization's default proxy (issue 17).
 import type { Knex } from 'knex';
 import type { Config } from '../config.ts';
+import { INSTANCE_OWNER_KEY } from '../identity/bootstrap.ts';
 import { decryptSecret } from '../secrets.ts';
+
+/** The one readable error of a run, chat turn or LLM proxy call that finds no model. */
+export const NO_MODEL_CONFIGURED =
+  'No model is configured for this organization: add one with POST /api/models (isDefault: true). ' +
+  'The instance model (MODEL_BASE_URL, MODEL_NAME) serves only the organizations of the instance owner unless INSTANCE_MODEL_ORGS=all';
 
 export type ModelProvider = 'openai-compatible' | 'anthropic';
 
@@ -19,6 +26,8 @@ export interface ModelConfig {
   proxyUrl?: string;
   inputCostPerMTok: number;
   outputCostPerMTok: number;
+  /** Bytes one answer may have (MODEL_MAX_ANSWER_BYTES): every caller of the model reads at most this. */
+  maxAnswerBytes: number;
 }
 
 export interface ModelRow {
@@ -74,6 +83,7 @@ async function configOf(knex: Knex, config: Config, row: ModelRow): Promise<Mode
     proxyUrl: await orgProxyUrl(knex, config, row.org_id, row.proxy_id),
     inputCostPerMTok: row.input_cost_per_mtok ?? 0,
     outputCostPerMTok: row.output_cost_per_mtok ?? 0,
+    maxAnswerBytes: config.modelMaxAnswerBytes,
   };
 }
 
@@ -83,12 +93,30 @@ export async function resolveModelById(knex: Knex, config: Config, orgId: string
   return row ? configOf(knex, config, row) : undefined;
 }
 
+/**
+ * Whether the instance model serves the organization: with INSTANCE_MODEL_ORGS=owner (the
+ * default), when the instance owner (the bootstrap user) created it and is still its owner. Being
+ * made an owner does not count: any owner may add any account as owner of their organization,
+ * so a stranger could otherwise buy into the operator's key with the owner's email address.
+ */
+export async function instanceModelServes(knex: Knex, config: Config, orgId: string): Promise<boolean> {
+  if (config.instanceModelOrgs === 'all') return true;
+  const row = await knex('organizations as o')
+    .join('org_members as m', (j) => j.on('m.org_id', 'o.id').andOn('m.user_id', 'o.created_by_user_id'))
+    .join('instance_settings as s', (j) => j.onVal('s.key', INSTANCE_OWNER_KEY))
+    .where('o.id', orgId)
+    .where('m.role', 'owner')
+    .whereRaw("o.created_by_user_id = s.value->>'userId'")
+    .first('o.id');
+  return row !== undefined;
+}
+
 export async function resolveModel(knex: Knex, config: Config, orgId: string): Promise<ModelConfig | undefined> {
   const row = await knex<ModelRow>('models').where({ org_id: orgId, is_default: true }).first();
   if (row) return configOf(knex, config, row);
   const d = config.defaultModel;
-  if (!d) return undefined;
-  return { source: 'instance', id: null, ...d, inputCostPerMTok: 0, outputCostPerMTok: 0 };
+  if (!d || !(await instanceModelServes(knex, config, orgId))) return undefined;
+  return { source: 'instance', id: null, ...d, inputCostPerMTok: 0, outputCostPerMTok: 0, maxAnswerBytes: config.modelMaxAnswerBytes };
 }
 
 /**

@@ -95,13 +95,49 @@ new client.Gauge({
   },
 });
 
-/** Whether `authorization` carries `Bearer <token>` (always, when no METRICS_TOKEN is set). */
-export function metricsAuthorized(token: string | undefined, authorization: string | undefined): boolean {
-  if (!token) return true;
+/** Whether `authorization` carries `Bearer <token>`. */
+function bearerMatches(token: string, authorization: string | undefined): boolean {
   const given = Buffer.from(/^Bearer (.+)$/i.exec(authorization ?? '')?.[1] ?? '');
   const want = Buffer.from(token);
   return given.length === want.length && timingSafeEqual(given, want);
 }
+
+/** 127.0.0.0/8 and ::1, also as IPv4-mapped IPv6 (a dual-stack socket's view of 127.0.0.1). */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (!address) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return v4.startsWith('127.') || address === '::1';
+}
+
+/** Headers a proxy adds when it relays someone else's request. */
+const RELAY_HEADERS = ['x-forwarded-for', 'forwarded', 'x-real-ip'];
+
+export type MetricsAccess = 'allowed' | 'unauthorized' | 'not_loopback';
+
+/**
+ * Who may scrape (DESIGN.md 8): with METRICS_TOKEN, its bearer from anywhere; without, only a
+ * connection from a loopback address that no proxy relayed. The socket's address decides, never
+ * a forwarding header (TRUST_PROXY included): a header is the client's word, and a proxy on this
+ * machine makes every client look local.
+ */
+export function metricsAccess(
+  token: string | undefined,
+  req: { remoteAddress: string | undefined; headers: Record<string, string | string[] | undefined> },
+): MetricsAccess {
+  if (token) return bearerMatches(token, req.headers.authorization as string | undefined) ? 'allowed' : 'unauthorized';
+  if (!isLoopbackAddress(req.remoteAddress)) return 'not_loopback';
+  return RELAY_HEADERS.some((h) => req.headers[h] !== undefined) ? 'not_loopback' : 'allowed';
+}
+
+export const METRICS_REFUSALS = {
+  unauthorized: { status: 401, code: 'unauthorized', title: 'Unauthorized', detail: 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>' },
+  not_loopback: {
+    status: 403,
+    code: 'forbidden',
+    title: 'Forbidden',
+    detail: 'Without METRICS_TOKEN, GET /metrics answers only requests from this machine (a loopback address, not relayed by a proxy); set METRICS_TOKEN to scrape it from elsewhere',
+  },
+} as const;
 
 /**
  * The text to serve: this process's registry, then `extra` (the Temporal SDK's own Prometheus
@@ -142,7 +178,8 @@ export interface MetricsServer {
 
 /**
  * The worker's metrics server: `GET /metrics` only, behind `Bearer <token>` when set (401 as a
- * problem document otherwise). `temporalMetricsUrl`: the SDK's exporter, appended.
+ * problem document otherwise), else for loopback clients only (403). `temporalMetricsUrl`: the
+ * SDK's exporter, appended.
  */
 export async function startMetricsServer(opts: {
   port: number;
@@ -163,9 +200,11 @@ export async function startMetricsServer(opts: {
       res.setHeader('Allow', 'GET, HEAD');
       return problemReply(res, 405, 'method_not_allowed', 'Method not allowed', 'GET /metrics only');
     }
-    if (!metricsAuthorized(opts.token, req.headers.authorization)) {
-      res.setHeader('WWW-Authenticate', 'Bearer');
-      return problemReply(res, 401, 'unauthorized', 'Unauthorized', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>');
+    const access = metricsAccess(opts.token, { remoteAddress: req.socket.remoteAddress, headers: req.headers });
+    if (access !== 'allowed') {
+      const refusal = METRICS_REFUSALS[access];
+      if (access === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
+      return problemReply(res, refusal.status, refusal.code, refusal.title, refusal.detail);
     }
     metricsText(opts.temporalMetricsUrl).then(
       (text) => {

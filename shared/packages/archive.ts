@@ -3,6 +3,7 @@
 import type { Readable } from 'node:stream';
 import yauzl from 'yauzl';
 import yazl from 'yazl';
+import { unsafeNameReason } from '../files/confine.ts';
 import { problem } from '../errors.ts';
 import { type FileMap, fileBytes, type StoredFile } from './types.ts';
 
@@ -24,14 +25,22 @@ function invalid(detail: string): never {
   throw problem('invalid_archive', detail);
 }
 
-/** Why an entry name is unsafe, or undefined when it is a plain relative path. */
+/**
+ * Why an entry name is unsafe, or undefined when it is a plain relative path: each of its
+ * folders and its file name one plain segment (shared/files/confine.ts), a folder entry's
+ * trailing slash aside.
+ */
 export function unsafeEntryReason(name: string): string | undefined {
-  if (name.includes('\\')) return 'contains a backslash';
   if (name.startsWith('/') || /^[a-zA-Z]:/.test(name)) return 'is an absolute path';
-  if (name.split('/').includes('..')) return 'contains ".."';
-  if (name.includes('\0')) return 'contains a NUL character';
-  if (name.split('/').includes('__proto__')) return 'uses the reserved name __proto__';
   if (name.length > ARCHIVE_LIMITS.maxPathLength) return `is longer than ${ARCHIVE_LIMITS.maxPathLength} characters`;
+  if (name === '') return undefined;
+  const parts = name.split('/');
+  if (parts.at(-1) === '') parts.pop();
+  for (const part of parts) {
+    if (part === '__proto__') return 'uses the reserved name __proto__';
+    const reason = unsafeNameReason(part);
+    if (reason) return `has a part that ${reason}`;
+  }
   return undefined;
 }
 

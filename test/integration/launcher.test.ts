@@ -154,6 +154,7 @@ describe('npm start launcher (issue 14)', function () {
       TEMPORAL_UI_PORT: String(temporalUiPort),
       MODEL_BASE_URL: model.url, // the instance default model: the fake, on this machine
       MODEL_NAME: 'm',
+      INSTANCE_MODEL_ORGS: 'all', // the run below is a signed-up user's organization's
     };
     for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'SECRETS_KEY', 'LOG_FORMAT', 'BOOTSTRAP_TOKEN']) delete env[name];
     launcher = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', 'start.ts'], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });

@@ -17,8 +17,9 @@ describe('models', function () {
   before(async () => {
     model = await new FakeModel().start();
     api = await startTestApi(workerEnv());
-    // The instance default: used by organizations that configure no model of their own.
-    worker = await startTestWorker({ MODEL_BASE_URL: model.url, MODEL_NAME: 'instance-model', MODEL_API_KEY: 'sk-instance' });
+    // The instance default: used by organizations that configure no model of their own (shared
+    // with every organization here; by default only the instance owner's: instance-model.test.ts).
+    worker = await startTestWorker({ MODEL_BASE_URL: model.url, MODEL_NAME: 'instance-model', MODEL_API_KEY: 'sk-instance', INSTANCE_MODEL_ORGS: 'all' });
   });
   after(async () => {
     await worker?.stop();

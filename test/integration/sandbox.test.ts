@@ -144,7 +144,11 @@ describe('sandbox', function () {
     before(async () => {
       model = await new FakeModel().start();
       api = await startTestApi(workerEnv());
-      worker = await startTestWorker({ PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 64 }) });
+      // The answer must pass the sidecar's cap on model answers to reach the sandbox's ceiling.
+      worker = await startTestWorker({
+        PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 64 }),
+        MODEL_MAX_ANSWER_BYTES: String(256 * 1024 * 1024),
+      });
     });
     after(async () => {
       await worker?.stop();

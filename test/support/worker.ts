@@ -60,10 +60,13 @@ export async function startTestWorker(env: Record<string, string> = {}, log?: Lo
   };
 }
 
-/** The real worker entry point as a child process. */
-export function spawnWorkerProcess(env: Record<string, string> = {}): ChildProcess {
-  return spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, 'workers', 'main.ts')], {
+/**
+ * The real worker entry point as a child process; `node` is the binary it runs on (this
+ * process's unless given), `stdout: 'pipe'` keeps its log lines for the test to read.
+ */
+export function spawnWorkerProcess(env: Record<string, string> = {}, opts: { node?: string; stdout?: 'pipe' } = {}): ChildProcess {
+  return spawn(opts.node ?? process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, 'workers', 'main.ts')], {
     env: { ...process.env, ...workerEnv(env), DATABASE_URL: stack().databaseUrl, TEMPORAL_ADDRESS: stack().temporalAddress },
-    stdio: ['ignore', 'ignore', 'inherit'],
+    stdio: ['ignore', opts.stdout ?? 'ignore', 'inherit'],
   });
 }

@@ -1,5 +1,5 @@
 import type { User } from '../../../shared/db/models.ts';
-import { consumeBootstrap } from '../../../shared/identity/bootstrap.ts';
+import { consumeBootstrap, recordInstanceOwner } from '../../../shared/identity/bootstrap.ts';
 import { createOrganization } from '../../../shared/identity/tenancy.ts';
 import { createUser } from '../../../shared/identity/users.ts';
 import { defineRoute } from '../../route.ts';
@@ -41,6 +41,7 @@ export default defineRoute<{ token: string; email: string; password: string; nam
     const { user, org, defaultSpace } = await knex.transaction(async (trx) => {
       await consumeBootstrap(trx, body.token);
       const user = await createUser(trx, body);
+      await recordInstanceOwner(trx, user.id);
       const created = await createOrganization(trx, body.organizationName ?? `${body.name}'s organization`, user.id);
       return { user, ...created };
     });

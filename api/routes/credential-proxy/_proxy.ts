@@ -7,7 +7,7 @@ import getRawBody from 'raw-body';
 import { RateLimiterRes } from 'rate-limiter-flexible';
 import { problem } from '../../../shared/errors.ts';
 import { findIntegration, type IntegrationAuth } from '../../../shared/integrations/auths.ts';
-import { type ConnectionRow, openCredentials, ownedConnections } from '../../../shared/integrations/connections.ts';
+import { type ConnectionRow, grantedUris, openCredentials, ownedConnections } from '../../../shared/integrations/connections.ts';
 import { callWithCredential, DeliveryRefused } from '../../../shared/integrations/deliver.ts';
 import { findLiveProxySession } from '../../../shared/integrations/proxy-sessions.ts';
 import { matchesAuthorizedUri } from '../../../shared/integrations/uris.ts';
@@ -130,7 +130,10 @@ function forwardedHeaders(ctx: AppContext): Record<string, string> {
   return out;
 }
 
-/** Among the owner's usable connections of the matching auths, the most recently updated. */
+/**
+ * Among the owner's usable connections of the matching auths, the most recently updated one
+ * granted the target (DESIGN.md 5); else the newest, which delivery then refuses naming why.
+ */
 async function chooseConnection(ctx: AppContext, integrationId: string, target: string): Promise<{ auth: IntegrationAuth; connection: ConnectionRow }> {
   const { knex } = ctx.services;
   const { org, space } = ctx.state.tenancy!;
@@ -140,7 +143,7 @@ async function chooseConnection(ctx: AppContext, integrationId: string, target: 
   if (!integration) throw problem('not_found', { detail: `No integration ${integrationId} in this space`, param: proxyHeaders.integration });
   const auths = integration.auths.filter((a) => matchesAuthorizedUri(target, a.authorizedUris));
   if (!auths.length) throw problem('unauthorized_target', { detail: `${target} is outside the authorized_uris of ${integrationId}`, param: proxyHeaders.target });
-  const connection = (await ownedConnections(knex, { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx) })
+  const candidates = (await ownedConnections(knex, { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx) })
     .where({ integration_package_id: integration.id, needs_reconnection: false })
     .whereIn(
       'auth_key',
@@ -149,8 +152,8 @@ async function chooseConnection(ctx: AppContext, integrationId: string, target: 
     .orderBy([
       { column: 'updated_at', order: 'desc' },
       { column: 'id', order: 'desc' },
-    ])
-    .first()) as ConnectionRow | undefined;
+    ])) as ConnectionRow[];
+  const connection = candidates.find((c) => matchesAuthorizedUri(target, grantedUris(c))) ?? candidates[0];
   if (!connection) {
     throw problem('proxy_connection_missing', {
       detail: `You have no usable connection of ${integrationId} for ${target} (auths ${auths.map((a) => a.key).join(', ')}); connect one first`,
@@ -201,7 +204,7 @@ export async function proxyCall(ctx: AppContext): Promise<void> {
     answer = await callWithCredential(
       config,
       config.credentialProxyLimits,
-      { auth, credential: openCredentials(config.secretsKey, connection) },
+      { auth, credential: openCredentials(config.secretsKey, connection), connection },
       { method: ctx.method, url: target, headers: forwardedHeaders(ctx), body },
       abort.signal,
     );
@@ -230,7 +233,7 @@ export function proxyRoutes(): RouteDef[] {
       operationId: `credentialProxy${method[0].toUpperCase()}${method.slice(1)}`,
       summary: `Call a third-party API with a connection's credential injected (${method.toUpperCase()})`,
       description: [
-        `Forwards this ${method.toUpperCase()} to \`X-Target\` (an absolute URL) with the credential of one of your connections of \`X-Integration-Id\` injected per its auth's \`delivery.http\`: among your usable connections (not \`needs_reconnection\`) whose auth's \`authorized_uris\` match the target, the most recently updated. \`X-Session-Id\` must be a live \`cps_\` session of yours (the same person, or the same end-user of \`Service-User\`) in this space (else 403 \`invalid_proxy_session\`).`,
+        `Forwards this ${method.toUpperCase()} to \`X-Target\` (an absolute URL) with the credential of one of your connections of \`X-Integration-Id\` injected per its auth's \`delivery.http\`: among your usable connections (not \`needs_reconnection\`) whose auth's \`authorized_uris\` match the target, the most recently updated one granted the target: a connection goes only where the integration version it was made (or last reconnected) under allowed, so a target a newer version added answers 403 \`unauthorized_target\` until you reconnect. \`X-Session-Id\` must be a live \`cps_\` session of yours (the same person, or the same end-user of \`Service-User\`) in this space (else 403 \`invalid_proxy_session\`).`,
         "Your headers and body are forwarded except hop-by-hop headers, `Authorization`, `Cookie`, `X-Integration-Id`, `X-Target`, `X-Session-Id`, `X-Org-Id`, `X-Space-Id`, `X-View-As`, `Service-User`, `Service-Version` and `Idempotency-Key` (refused on writes, as on every route that does not honour it); `Accept-Encoding` is sent as `identity`.",
         "The answer is the target's own status, headers (`Set-Cookie` removed) and body, plus `Proxy-Status: service; received-status=<n>`; no redirect is followed (a 3xx comes back as is); credential values the target echoes are replaced by `[redacted]`.",
         'Refusals: a target outside `authorized_uris`, or a private address not allowed by `EGRESS_ALLOW_INTERNAL_HOSTS`: 403 `unauthorized_target`; no usable connection: 409 `proxy_connection_missing`; body over `CREDENTIAL_PROXY_LIMITS.max_request_bytes`: 413 `payload_too_large`; answer over `max_response_bytes`: 502 `upstream_response_too_large`; target unreachable or silent for 30 s: 502 `upstream_unreachable`. `CREDENTIAL_PROXY_LIMITS.rate_per_min` per identity, all methods together.',

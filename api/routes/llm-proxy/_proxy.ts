@@ -2,14 +2,19 @@
 // runner, a script) calls the organization's model without holding its key. The body is
 // forwarded as sent, but for `model` (the configured model's own name); the key is injected
 // here and the caller's credentials never leave. Streamed answers are passed through chunk by
-// chunk; usage is read from the answer (or the stream's usage frames) and recorded.
-import { Transform, type TransformCallback, pipeline } from 'node:stream';
+// chunk; usage is read from the answer (or the stream's usage frames) and recorded. Answers are
+// read at most MODEL_MAX_ANSWER_BYTES, streamed ones too; the provider's error answers reach the
+// caller with the model's key and proxy credentials redacted.
+import { once } from 'node:events';
+import { PassThrough } from 'node:stream';
 import getRawBody from 'raw-body';
 import { type Dispatcher, request } from 'undici';
 import { EgressError } from '../../../shared/egress.ts';
-import { problem } from '../../../shared/errors.ts';
-import { modelDispatcher } from '../../../shared/models/outbound.ts';
-import { type ModelConfig, type ModelProvider, resolveNamedModel } from '../../../shared/models/resolve.ts';
+import { ProblemError, problem } from '../../../shared/errors.ts';
+import { readCapped } from '../../../shared/http/read-capped.ts';
+import { redact } from '../../../shared/integrations/deliver.ts';
+import { modelDispatcher, modelSecrets } from '../../../shared/models/outbound.ts';
+import { type ModelConfig, type ModelProvider, NO_MODEL_CONFIGURED, resolveNamedModel } from '../../../shared/models/resolve.ts';
 import { notifyRunEvent } from '../../../shared/runs/events.ts';
 import { isTerminal, type RunRow } from '../../../shared/runs/model.ts';
 import { grantOf } from '../../access-watch.ts';
@@ -125,30 +130,23 @@ export function usageOf(provider: ModelProvider, data: any): Partial<ProxyUsage>
   return out;
 }
 
-/**
- * Passes SSE bytes through untouched while reading the `data:` lines for usage. Frames are
- * never held back: each chunk is pushed as soon as it arrives.
- */
-class UsageTap extends Transform {
+/** Reads the `data:` lines of passing SSE bytes for usage. */
+class UsageTap {
   private rest = '';
   private readonly decoder = new TextDecoder();
   private readonly provider: ModelProvider;
   usage: Partial<ProxyUsage> | undefined;
 
   constructor(provider: ModelProvider) {
-    super();
     this.provider = provider;
   }
 
-  override _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
-    this.push(chunk);
+  read(chunk: Buffer): void {
     this.scan(this.decoder.decode(chunk, { stream: true }));
-    cb();
   }
 
-  override _flush(cb: TransformCallback): void {
+  end(): void {
     this.scan(`${this.decoder.decode()}\n`);
-    cb();
   }
 
   private scan(text: string): void {
@@ -167,6 +165,55 @@ class UsageTap extends Transform {
       }
     }
   }
+}
+
+const tooLarge = (limit: number) => `The model's answer is over ${limit} bytes (MODEL_MAX_ANSWER_BYTES)`;
+
+/** The last event of a stream cut at the limit, in the provider's own error shape, so its SDKs raise it. */
+function streamError(provider: ModelProvider, message: string): string {
+  if (provider === 'anthropic') return `event: error\ndata: ${JSON.stringify({ type: 'error', error: { type: 'model_answer_too_large', message } })}\n\n`;
+  return `data: ${JSON.stringify({ error: { message, type: 'model_answer_too_large', code: 'model_answer_too_large' } })}\n\n`;
+}
+
+/** Where the last event ending in `chunk` ends (a blank line), -1 when none does; `prev` is the byte before it. */
+function lastEventEnd(chunk: Buffer, prev: number | undefined): number {
+  const lf = chunk.lastIndexOf('\n\n');
+  const crlf = chunk.lastIndexOf('\r\n\r\n');
+  const end = Math.max(lf === -1 ? -1 : lf + 2, crlf === -1 ? -1 : crlf + 4);
+  if (end !== -1) return end;
+  return prev === 0x0a && chunk[0] === 0x0a ? 1 : -1;
+}
+
+/**
+ * Relays a streamed answer to `out` event by event, each as soon as its last byte arrived; the
+ * upstream is read at the caller's pace (backpressure). Past `limit` bytes the upstream is
+ * dropped, the event it was in the middle of with it, and `out` ends with an error event
+ * naming the limit (so the caller's SDK raises it): false then, true when the answer ended.
+ */
+async function relay(body: AsyncIterable<Buffer>, out: PassThrough, tap: UsageTap, provider: ModelProvider, limit: number, signal: AbortSignal): Promise<boolean> {
+  let size = 0;
+  /** Bytes of an event not complete yet. */
+  let held: Buffer[] = [];
+  for await (const chunk of body) {
+    size += chunk.length;
+    if (size > limit) {
+      out.end(streamError(provider, tooLarge(limit)));
+      return false;
+    }
+    tap.read(chunk);
+    const last = held.at(-1);
+    const end = lastEventEnd(chunk, last?.[last.length - 1]);
+    if (end === -1) {
+      held.push(chunk);
+      continue;
+    }
+    const ready = held.length ? Buffer.concat([...held, chunk.subarray(0, end)]) : chunk.subarray(0, end);
+    held = end < chunk.length ? [chunk.subarray(end)] : [];
+    if (!out.write(ready)) await once(out, 'drain', { signal });
+  }
+  tap.end();
+  out.end(Buffer.concat(held));
+  return true;
 }
 
 function complete(u: Partial<ProxyUsage>): ProxyUsage {
@@ -200,7 +247,7 @@ export async function proxyModelCall(ctx: AppContext, provider: ModelProvider): 
   const run = await usageRun(ctx);
   const orgId = ctx.state.tenancy!.org!.id;
   const model = await resolveNamedModel(knex, config, orgId, body.model);
-  if (!model) throw problem('no_model_configured', 'No model is configured: add one with POST /api/models (isDefault: true) or set MODEL_BASE_URL and MODEL_NAME');
+  if (!model) throw problem('no_model_configured', NO_MODEL_CONFIGURED);
   if (model.provider !== provider) {
     throw problem('model_provider_mismatch', `The model${model.id ? ` ${model.id}` : ''} is ${model.provider}; this route speaks ${provider}`);
   }
@@ -215,6 +262,7 @@ export async function proxyModelCall(ctx: AppContext, provider: ModelProvider): 
   }
   const abort = new AbortController();
   ctx.res.once('close', () => abort.abort());
+  const secrets = modelSecrets(model);
   let res: Dispatcher.ResponseData<unknown>;
   try {
     res = await request(url, {
@@ -229,36 +277,48 @@ export async function proxyModelCall(ctx: AppContext, provider: ModelProvider): 
     } as Parameters<typeof request>[1]);
   } catch (err) {
     await dispatcher.close().catch(() => {});
-    throw problem('model_unreachable', `The model did not answer: ${(err as Error).message}`);
+    throw problem('model_unreachable', redact(`The model did not answer: ${(err as Error).message}`, secrets));
   }
   const contentType = String(res.headers['content-type'] ?? 'application/json');
-  ctx.status = res.statusCode;
-  ctx.type = contentType;
   const ok = res.statusCode >= 200 && res.statusCode < 300;
+  const limit = model.maxAnswerBytes;
 
-  if (contentType.startsWith('text/event-stream')) {
+  // An error answer, streamed or not, is read whole to be redacted.
+  if (ok && contentType.startsWith('text/event-stream')) {
+    ctx.status = res.statusCode;
+    ctx.type = contentType;
     ctx.set('Cache-Control', 'no-cache');
     ctx.set('X-Accel-Buffering', 'no');
     ctx.req.socket.setNoDelay(true);
     const tap = new UsageTap(provider);
-    pipeline(res.body, tap, (err) => {
-      dispatcher.close().catch(() => {});
-      if (err || !ok || !tap.usage) return;
-      recordUsage(ctx, model, run, complete(tap.usage)).catch((e) => log.error({ err: e, requestId: ctx.state.requestId }, 'llm proxy usage not recorded'));
-    });
-    ctx.body = tap;
+    const out = new PassThrough();
+    ctx.body = out;
+    relay(res.body as AsyncIterable<Buffer>, out, tap, provider, limit, abort.signal)
+      .then(
+        async (ended) => {
+          if (!ended) log.warn({ requestId: ctx.state.requestId, modelId: model.id, limit }, 'llm proxy: streamed answer cut at MODEL_MAX_ANSWER_BYTES');
+          else if (tap.usage) await recordUsage(ctx, model, run, complete(tap.usage));
+        },
+        () => out.destroy(), // the caller left, or the upstream broke off
+      )
+      .catch((e) => log.error({ err: e, requestId: ctx.state.requestId }, 'llm proxy usage not recorded'))
+      .finally(() => dispatcher.close().catch(() => {}));
     return;
   }
 
   let text: string;
   try {
-    text = await res.body.text();
+    text = (await readCapped(res.body, limit, () => problem('model_answer_too_large', tooLarge(limit)))).toString('utf8');
   } catch (err) {
-    throw problem('model_unreachable', `The model's answer broke off: ${(err as Error).message}`);
+    if (err instanceof ProblemError) throw err;
+    throw problem('model_unreachable', redact(`The model's answer broke off: ${(err as Error).message}`, secrets));
   } finally {
     await dispatcher.close().catch(() => {});
   }
-  ctx.body = text;
+  ctx.status = res.statusCode;
+  ctx.type = contentType;
+  // A provider's error may echo the key it was sent: the caller must never read it.
+  ctx.body = ok ? text : redact(text, secrets);
   if (!ok) return;
   let usage: Partial<ProxyUsage> | undefined;
   try {

@@ -2,7 +2,7 @@ import { isUniqueViolation } from '../../../shared/db/errors.ts';
 import { problem } from '../../../shared/errors.ts';
 import type { CredentialRow } from '../../../shared/models/resolve.ts';
 import { defineRoute } from '../../route.ts';
-import { assertModelUrl, sealKey } from '../models/_shared.ts';
+import { assertKeyFollowsDestination, assertModelUrl, sealKey } from '../models/_shared.ts';
 import { credentialDto, credentialFields, credentialSchema, idParams } from './_shared.ts';
 
 export default defineRoute<Record<string, any>, unknown, { id: string }>({
@@ -10,7 +10,8 @@ export default defineRoute<Record<string, any>, unknown, { id: string }>({
   path: '/api/model-provider-credentials/:id',
   operationId: 'updateModelProviderCredential',
   summary: 'Change a model provider credential (merge semantics)',
-  description: 'A new `provider` or `baseUrl` applies to every model using the credential.',
+  description:
+    'A new `provider` or `baseUrl` applies to every model using the credential, and needs `apiKey` in the same request (else 400 `validation_failed` naming `apiKey`): the stored key is never sent anywhere else.',
   tag: 'Models',
   auth: 'any',
   context: 'org',
@@ -28,8 +29,10 @@ export default defineRoute<Record<string, any>, unknown, { id: string }>({
     if (body.apiKey !== undefined) patch.api_key_enc = sealKey(ctx, body.apiKey);
     try {
       const row = await ctx.services.knex.transaction(async (trx) => {
+        const existing = await trx<CredentialRow>('model_provider_credentials').where({ id: params.id, org_id: orgId }).forUpdate().first();
+        if (!existing) throw problem('not_found', 'No such model provider credential');
+        assertKeyFollowsDestination(body, existing);
         const [updated] = await trx<CredentialRow>('model_provider_credentials').where({ id: params.id, org_id: orgId }).update(patch).returning('*');
-        if (!updated) throw problem('not_found', 'No such model provider credential');
         // Models copy the credential's provider and base URL (shown on them); keep them in step.
         if (patch.provider || patch.base_url) {
           await trx('models')

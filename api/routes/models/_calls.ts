@@ -2,7 +2,7 @@
 // its own dispatcher under the egress policy, closed afterwards.
 import type { Dispatcher } from 'undici';
 import { EgressError } from '../../../shared/egress.ts';
-import { type CallResult, outboundDispatcher } from '../../../shared/models/outbound.ts';
+import { type CallResult, outboundDispatcher, proxySecrets } from '../../../shared/models/outbound.ts';
 import { problem } from '../../../shared/errors.ts';
 import { redact } from '../../../shared/integrations/deliver.ts';
 import { decryptSecret, SecretsUnavailableError } from '../../../shared/secrets.ts';
@@ -28,9 +28,7 @@ export async function callOut(
   try {
     const r = await call(dispatcher);
     // A proxy's user and password never show, should an error quote them.
-    const proxy = opts.proxyUrl ? new URL(opts.proxyUrl) : undefined;
-    const hidden = proxy ? [proxy.username, proxy.password, decodeURIComponent(proxy.username), decodeURIComponent(proxy.password)].filter(Boolean) : [];
-    return r.error ? { ...r, error: redact(r.error, hidden) } : r;
+    return r.error ? { ...r, error: redact(r.error, proxySecrets(opts.proxyUrl)) } : r;
   } finally {
     await dispatcher.close().catch(() => {});
   }

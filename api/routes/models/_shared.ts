@@ -64,6 +64,21 @@ function invalid(field: string, code: string, message: string) {
   return problem('validation_failed', { detail: `${field}: ${message}`, errors: [{ field, code, message }] });
 }
 
+/**
+ * A stored key goes only where it was sent with (DESIGN.md 5, issue 28): a request that changes
+ * `provider` or `baseUrl` of a model or credential holding a key must send `apiKey` too, else
+ * someone who may write it but never read the key could send it to a host of their own.
+ * `stored` is the row as it is now (read for update).
+ */
+export function assertKeyFollowsDestination(
+  body: { provider?: ModelProvider; baseUrl?: string; apiKey?: string | null },
+  stored: { provider: ModelProvider; base_url: string; api_key_enc: string | null },
+): void {
+  if (stored.api_key_enc === null || body.apiKey !== undefined) return;
+  const moved = (body.provider !== undefined && body.provider !== stored.provider) || (body.baseUrl !== undefined && body.baseUrl.replace(/\/$/, '') !== stored.base_url);
+  if (moved) throw invalid('apiKey', 'required', 'is required with a new provider or baseUrl: the stored key is never sent anywhere else');
+}
+
 /** The organization's credential `id`; another organization's (or none) is 404. */
 export async function orgCredential(ctx: AppContext, id: string): Promise<CredentialRow> {
   const row = await ctx.services.knex<CredentialRow>('model_provider_credentials').where({ id, org_id: ctx.state.tenancy!.org!.id }).first();

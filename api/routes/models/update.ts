@@ -2,7 +2,7 @@ import { problem } from '../../../shared/errors.ts';
 import { modelDto, type ModelRow } from '../../../shared/models/resolve.ts';
 import { orgProxy } from '../proxies/_shared.ts';
 import { defineRoute } from '../../route.ts';
-import { assertModelUrl, modelFields, modelSchema, modelTarget, sealKey } from './_shared.ts';
+import { assertKeyFollowsDestination, assertModelUrl, modelFields, modelSchema, modelTarget, sealKey } from './_shared.ts';
 
 export default defineRoute<Record<string, any>, unknown, { id: string }>({
   method: 'patch',
@@ -10,7 +10,7 @@ export default defineRoute<Record<string, any>, unknown, { id: string }>({
   operationId: 'updateModel',
   summary: 'Change a model (merge semantics; `apiKey: null` removes the key)',
   description:
-    'A model that uses a credential takes `provider`, `baseUrl` and its key from it: change those on the credential, or send `credentialId: null` (the model keeps the provider and base URL, without a key). `proxyId: null` returns the model to the organization\'s default proxy.',
+    'A model that uses a credential takes `provider`, `baseUrl` and its key from it: change those on the credential, or send `credentialId: null` (the model keeps the provider and base URL, without a key). A new `provider` or `baseUrl` of a model holding its own key needs `apiKey` in the same request (else 400 `validation_failed` naming `apiKey`): the stored key is never sent anywhere else. `proxyId: null` returns the model to the organization\'s default proxy.',
   tag: 'Models',
   auth: 'any',
   context: 'org',
@@ -45,6 +45,9 @@ export default defineRoute<Record<string, any>, unknown, { id: string }>({
     const row = await ctx.services.knex.transaction(async (trx) => {
       const existing = await trx<ModelRow>('models').where({ id: params.id, org_id: orgId }).forUpdate().first();
       if (!existing) throw problem('not_found', 'No such model');
+      // Under the row lock, so the key checked is the key the new destination would get (a model
+      // on a credential holds none: the credential's key follows the credential's own rule).
+      assertKeyFollowsDestination(body, existing);
       if (body.isDefault) await trx('models').where({ org_id: orgId, is_default: true }).whereNot({ id: params.id }).update({ is_default: false });
       const [updated] = await trx<ModelRow>('models').where({ id: params.id, org_id: orgId }).update(patch).returning('*');
       return updated as ModelRow;

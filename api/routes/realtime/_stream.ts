@@ -5,8 +5,10 @@ import { chatSessionSchema } from '../../../shared/chat/model.ts';
 import { runSchema } from '../../../shared/runs/model.ts';
 import { RUN_VISIBILITY_COLUMNS, type RealtimeSubscriber } from '../../run-events-hub.ts';
 import { parseChannels, SseStream, SSE_KEEPALIVE_MS, SSE_MAX_QUEUED_FRAMES } from '../../sse.ts';
+import { problem } from '../../../shared/errors.ts';
 import { StaleAccess } from '../../access-cache.ts';
 import { grantOf } from '../../access-watch.ts';
+import { credentialIdentity } from '../../middleware/authenticate.ts';
 import { audienceOf, canReadRun, type RunAudience, runAudience } from '../runs/_visible.ts';
 import { connectionOwner } from '../connections/_shared.ts';
 
@@ -91,7 +93,29 @@ export const realtimeResponses: RouteDef['responses'] = {
 export const REALTIME_DESCRIPTION =
   'Credentials: `Authorization: Bearer svc_...`, query `token=<API key>`, or the session cookie with query `orgId` and `spaceId` (or the X-Org-Id / X-Space-Id headers). ' +
   'A caller receives only the runs it may read: every run of the space with `runs:read-all`, otherwise the runs it launched (an impersonated end-user: its own). ' +
-  'Errors before the stream starts are problem documents.';
+  'Errors before the stream starts are problem documents. ' +
+  'One identity (API key, session user, end-user) holds at most `REALTIME_MAX_STREAMS_PER_IDENTITY` open streams (default 100) on one API process; one more is 429 `rate_limited`.';
+
+/** What a refused stream is told to wait: a slot frees only when one of the caller's streams closes. */
+const STREAM_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Takes one of the caller's stream slots (DESIGN.md 5), or refuses with 429 naming the limit.
+ * Counted per API process, like the long-polls of SPEC 8.6.
+ */
+function holdStreamSlot(ctx: AppContext): () => void {
+  const { runEvents, config } = ctx.services;
+  const holder = credentialIdentity(ctx.state.auth!);
+  const max = config.realtimeMaxStreamsPerIdentity;
+  if (!runEvents.streamSlots.tryAcquire(holder, max)) {
+    throw problem('rate_limited', {
+      detail: `This identity already holds ${max} open realtime streams, the most REALTIME_MAX_STREAMS_PER_IDENTITY allows; close one before opening another`,
+      retryAfter: STREAM_RETRY_AFTER_SECONDS,
+      headers: { RateLimit: `limit=${max}, remaining=0, reset=${STREAM_RETRY_AFTER_SECONDS}`, 'RateLimit-Policy': String(max) },
+    });
+  }
+  return () => runEvents.streamSlots.release(holder);
+}
 
 async function endUnlessReadable(ctx: AppContext, stream: SseStream, runId: string, audience: RunAudience): Promise<void> {
   const run = await ctx.services.knex('runs as r').where('r.id', runId).select(RUN_VISIBILITY_COLUMNS).first();
@@ -109,8 +133,12 @@ export function subscribe(ctx: AppContext, query: RealtimeQuery, filter: { runId
   const requestId = ctx.state.requestId;
   let unsubscribe = () => {};
   let unwatch = () => {};
+  // Released when the stream ends, whichever way: the client leaves, the server ends it, a slow
+  // client is dropped, the request fails before streaming (discard, or the response's close).
+  const releaseSlot = holdStreamSlot(ctx);
   const stream = new SseStream(ctx.res, {
     onClose: (reason) => {
+      releaseSlot();
       unsubscribe();
       unwatch();
       if (reason === 'slow') log.info({ requestId, subscriber: stream.id }, 'realtime: slow client dropped');

@@ -43,6 +43,7 @@ export default defineRoute<RemoteBody, { version?: string }>({
   // SPEC 8.2: `per_org_global_rate_per_min` per identity (the organization's own launch count is admitRun's).
   rateLimit: configuredRateLimit({ points: 200, duration: 60, by: 'identity' }, (c) => c.platformRunLimits.per_org_global_rate_per_min),
   idempotent: true,
+  shownOnce: ['sink.secret'],
   // A replay carries the sink as first answered, and the run as the replaying caller may see it now.
   async shapeReplay(ctx, stored) {
     const first = JSON.parse(stored);

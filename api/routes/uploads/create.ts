@@ -5,6 +5,7 @@ import { defineRoute } from '../../route.ts';
 import { launcherOf } from '../agents/launch-run.ts';
 import { orgBytesInUse } from '../../../shared/files/model.ts';
 import { UPLOAD_TTL_MS } from '../../../shared/files/expiry.ts';
+import { SAFE_NAME_RULE, unsafeNameReason } from '../../../shared/files/confine.ts';
 import { type UploadRow, fileNameSchema, formatBytes, mimeTypeSchema, uploadDto, uploadSchema } from './_shared.ts';
 
 interface Body {
@@ -51,6 +52,12 @@ export default defineRoute<Body>({
   async handler(ctx, { body }) {
     const { org, space } = ctx.state.tenancy!;
     const { config, knex } = ctx.services;
+    // The name becomes a file name in the sandbox (shared/files/confine.ts); the schema cannot count bytes.
+    const badName = unsafeNameReason(body.name);
+    if (badName) {
+      const message = `name must be ${SAFE_NAME_RULE} (it ${badName})`;
+      throw problem('validation_failed', { detail: message, param: 'name', errors: [{ field: 'name', code: 'invalid_format', message }] });
+    }
     if (body.size > config.fileMaxBytes) {
       throw problem('file_too_large', { detail: `The file is ${body.size} bytes; the limit (FILE_MAX_BYTES) is ${formatBytes(config.fileMaxBytes)}`, param: 'size' });
     }

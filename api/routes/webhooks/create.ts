@@ -39,6 +39,7 @@ export default defineRoute<Body>({
   context: 'org',
   rateLimit: { points: 10, duration: 60, by: 'identity' },
   idempotent: true,
+  shownOnce: ['secret'],
   body: {
     type: 'object',
     additionalProperties: false,

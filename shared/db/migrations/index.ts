@@ -25,6 +25,9 @@ import * as m021 from './021_access_epoch.ts';
 import * as m022 from './022_admit_run.ts';
 import * as m023 from './023_cancel_requested.ts';
 import * as m024 from './024_pending_output.ts';
+import * as m025 from './025_secret_destinations.ts';
+import * as m026 from './026_instance_owner.ts';
+import * as m027 from './027_mail_outbox_sealed.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -56,6 +59,9 @@ const MIGRATIONS: Record<string, Migration> = {
   '022_admit_run': m022,
   '023_cancel_requested': m023,
   '024_pending_output': m024,
+  '025_secret_destinations': m025,
+  '026_instance_owner': m026,
+  '027_mail_outbox_sealed': m027,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -49,6 +49,7 @@ export default defineRoute<Body>({
   context: 'org',
   scope: 'oauth-clients:write',
   idempotent: true,
+  shownOnce: ['client_secret'],
   body: {
     type: 'object',
     additionalProperties: false,
