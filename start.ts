@@ -10,7 +10,7 @@ import { ConfigError, loadConfig } from './shared/config.ts';
 import { createKnex, migrateLatest } from './shared/db/knex.ts';
 import { armBootstrap } from './shared/identity/bootstrap.ts';
 import { waitForHealthy } from './shared/stack/health.ts';
-import { PROJECT_ROOT } from './temporal/cli.ts';
+import { PROJECT_ROOT } from './shared/project-root.ts';
 import { startTemporalDevServer } from './temporal/dev-server.ts';
 
 const STEPS = 6;

@@ -7,16 +7,19 @@ import type { Knex } from 'knex';
 import { modelDispatcher } from '../shared/models/outbound.ts';
 import { NO_MODEL_CONFIGURED, resolveModel } from '../shared/models/resolve.ts';
 import { withRunId } from '../shared/observability/context.ts';
-import { HEARTBEAT_TIMEOUT_SECONDS, SANDBOX_STARTED_SIGNAL } from '../shared/runs/attempts.ts';
+import type { ResolvedAgent } from '../shared/packages/resolve-agent.ts';
+import { HEARTBEAT_TIMEOUT_SECONDS } from '../shared/runs/attempts.ts';
+import { sandboxStarted } from '../temporal/contract/runs.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
+import { actorKey, loadPins } from '../shared/runs/memory.ts';
 import { isTerminal, type RunRow } from '../shared/runs/model.ts';
 import { type CarriedOutput, carryOutput } from '../shared/runs/pending-output.ts';
 import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
-import { collectOutputFiles, inputFilesOf, prepareRunFiles, type RunWorkspace } from './run-files.ts';
+import { collectOutputFiles, inputFilesOf, prepareRunFiles } from './run-files.ts';
 import { endRun, startRun } from './run-state.ts';
-import { RUNTIME_ENTRY, type Sandbox, type SandboxExit, type SandboxMode, sandboxExitReason, sandboxModeHere, spawnSandbox } from './sandbox/spawn.ts';
-import { type Supervised, superviseSandbox } from './sandbox/supervise.ts';
+import { inSandboxSession } from './sandbox/session.ts';
+import { type SandboxMode, sandboxModeHere } from './sandbox/spawn.ts';
 import { apiIntegrations } from './sidecar/api-call.ts';
 import { RunJournal } from './sidecar/journal.ts';
 import { McpTools } from './sidecar/mcp-tools.ts';
@@ -48,13 +51,6 @@ async function carryOutputOrRetry(knex: Knex, runId: string, output: unknown): P
       await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** tried));
     }
   }
-}
-
-/** Memory (notes, pins) belongs to the agent and the actor a run executes for. */
-export function actorKey(run: RunRow): string {
-  if (run.end_user_id) return `end_user:${run.end_user_id}`;
-  if (run.actor_type === 'api_key') return `api_key:${run.actor_id}`;
-  return `user:${run.user_id ?? run.actor_id}`;
 }
 
 function failure(message: string, type = 'AgentFailed'): ApplicationFailure {
@@ -90,14 +86,8 @@ async function beginAttempt(knex: Knex, runId: string, attempt: number, config: 
   });
 }
 
-function exitReason(exit: SandboxExit, memoryMb: number, sidecar: Sidecar): string {
-  return sidecar.state.fatalError ?? sandboxExitReason(exit, memoryMb, 'producing an output');
-}
-
 export function createExecuteAgentActivity(deps: ActivityDeps) {
   const { knex, config, log } = deps;
-  const limits = config.platformRunLimits;
-  const pool = deps.sandboxPool;
   return {
     async executeAgent(runId: string): Promise<ExecuteResult> {
       try {
@@ -107,9 +97,6 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
         // Only lost workers and handovers are retried: anything else ends the run with its reason.
         if (err instanceof ApplicationFailure || err instanceof CancelledFailure) throw err;
         throw failure((err as Error).message);
-      } finally {
-        // Topped up should a start have failed meanwhile (a take starts the replacement already).
-        pool?.fill();
       }
     },
   };
@@ -121,7 +108,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
    */
   async function announceStart(runId: string): Promise<void> {
     try {
-      await deps.workflows.workflow.getHandle(runId).signal(SANDBOX_STARTED_SIGNAL);
+      await deps.workflows.workflow.getHandle(runId).signal(sandboxStarted);
     } catch (err) {
       throw failure(`The run could not be marked as started: ${(err as Error).message}`);
     }
@@ -137,6 +124,23 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     }
   }
 
+  /**
+   * A success is written here, a Temporal round trip sooner than runAgent's finalizeRun could
+   * (which then finds it written), unless runAgent may decide otherwise: a cancel asked for
+   * (recorded before the workflow hears it; this activity hears it seconds later, with a
+   * heartbeat) or its timeout near, both checked by the write itself (run-state.ts, `endRun`).
+   * Not written, the output goes to runAgent: inline when small, else by reference.
+   */
+  async function settleOutput(ctx: Context, run: RunRow, agent: ResolvedAgent, startedAt: Date | null, output: unknown): Promise<CarriedOutput | undefined> {
+    const ended = { ...(run as RunRow & { scope: string; name: string }), started_at: startedAt ?? run.started_at };
+    const written =
+      !ctx.cancellationSignal.aborted &&
+      (await endRun(knex, ended, agent, { status: 'success', output }, { uncontested: true }).catch((err) => {
+        log.warn({ err, runId: run.id }, 'the run could not be ended here; runAgent ends it');
+      }));
+    if (!written) return carryOutputOrRetry(knex, run.id, output);
+  }
+
   async function execute(runId: string): Promise<ExecuteResult> {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
@@ -147,24 +151,18 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     if (run.status === 'success') return { sandboxMode: (run.sandbox_mode ?? sandboxModeHere()) as SandboxMode };
     if (isTerminal(run.status)) throw failure(`The run already ended ${run.status}`);
     if (!agent) throw failure(`Version ${run.package_version} of the agent is no longer available`);
+    const memoryKey = actorKey(run);
     // What the run needs, read at once: reads only, nothing to release when one fails.
     const [model, journal, pins, apis, inputFiles] = await Promise.all([
       resolveModel(knex, config, run.org_id),
       RunJournal.load(knex, runId, attempt, config.runCheckpoints),
-      knex('agent_memory')
-        .where({ package_id: agent.packageId, actor_key: actorKey(run), kind: 'pin' })
-        .orderBy('id')
-        .limit(50)
-        .select('content')
-        .then((rows) => rows.map((r) => r.content as string)),
+      loadPins(knex, agent.packageId, memoryKey),
       // Integrations the model may call through `api_call`; their connections are loaded and
       // decrypted in the sidecar, per call, and never reach the sandbox.
       apiIntegrations(knex, run, agent),
       inputFilesOf(knex, run.id),
     ]);
-    if (!model) {
-      throw failure(NO_MODEL_CONFIGURED, 'NoModel');
-    }
+    if (!model) throw failure(NO_MODEL_CONFIGURED, 'NoModel');
     // This attempt holds a worker slot: the run is `running` from now on (every attempt says so,
     // in case an earlier one was lost before it could; written before the sandbox goes), and
     // runAgent starts its timeout on the signal, which need not hold the sandbox back: should it
@@ -180,76 +178,30 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     const marked = startRun(knex, runId, sandboxMode);
     marked.catch(() => undefined); // awaited below; a failure before then is not unhandled
     await beginAttempt(knex, runId, attempt, config, journal);
-    // MCP server dependencies: connected here, credentials injected in the worker (mcp-tools.ts).
-    const mcp = await McpTools.open(run, agent.mcpServers, { knex, log, config });
-    // The model's calls: directly, or through its (or the organization's default) proxy; the
-    // instance default model is the operator's own, its host may be internal. Opened last of
-    // what the failures below close.
-    const dispatcher = await modelDispatcher(config, model).catch(async (err: Error) => {
-      await mcp.close();
-      throw failure(`The model cannot be called: ${err.message}`);
-    });
-    // A warm sandbox when one waits: its mounts are this run's folders from here on.
-    const warm = pool?.take();
-    let workspace: RunWorkspace;
-    try {
-      workspace = await prepareRunFiles(deps.files, run, inputFiles, config.fileMaxBytes, warm?.dir);
-    } catch (err) {
-      warm?.sandbox.kill();
-      await mcp.close();
-      await dispatcher.close();
-      throw failure(`The run's input files could not be prepared: ${(err as Error).message}`);
-    }
-    const sidecar = new Sidecar(
-      { run, agent, model, pins, actorKey: actorKey(run), apiIntegrations: apis, files: workspace.info },
-      {
-        knex,
-        log,
-        journal,
-        dispatcher,
-        maxRequestBytes: config.llmProxyLimits.max_request_bytes,
-        mcp,
-        delivery: config,
-        tracer: deps.tracer,
-        socketDir: warm?.socketDir,
-      },
-    );
-    let sandbox: Sandbox;
-    let startedAt: Date | null;
-    try {
-      startedAt = await marked;
-      await sidecar.listen();
-      if (warm?.sandbox.go()) {
-        sandbox = warm.sandbox;
-        log.debug({ runId, sandbox: sandbox.name, pid: sandbox.child.pid }, 'run handed to a warm sandbox');
-      } else {
-        warm?.sandbox.kill(); // ended while waiting: a fresh one in the same folders
-        sandbox = spawnSandbox({
-          name: run.id,
-          nodeArgs: [RUNTIME_ENTRY],
-          socketDir: sidecar.socketDir,
-          files: workspace,
-          memoryMb: limits.agent_memory_ceiling_mb,
-          cpus: limits.agent_cpu_ceiling,
-        });
-      }
-    } catch (err) {
-      // Nothing runs yet: release what was opened for the run (MCP clients, sockets).
-      warm?.sandbox.kill();
-      await sidecar.close().catch(() => undefined);
-      await mcp.close();
-      await dispatcher.close();
-      await workspace.remove();
-      throw err;
-    }
-    if (sandbox.mode === 'process') log.warn({ runId }, 'SANDBOX_MODE=process: the agent runs WITHOUT isolation');
-    const stopIfUnannounced = announced.then(() => announceFailed && sandbox.kill());
-    let supervised: Supervised;
-    let carried: CarriedOutput | undefined;
-    try {
-      supervised = await superviseSandbox(sandbox, {
-        ctx,
-        draining: deps.draining,
+    // What is opened for the run is released by its session, however the attempt ends.
+    const { sidecar, end, carried } = await inSandboxSession({ kind: 'run', name: run.id, logFields: { runId }, ctx }, deps, async (session) => {
+      // MCP server dependencies: connected here, credentials injected in the worker (mcp-tools.ts).
+      const mcp = await McpTools.open(run, agent.mcpServers, { knex, log, config });
+      session.defer(() => mcp.close());
+      // The model's calls: directly, or through its (or the organization's default) proxy; the
+      // instance default model is the operator's own, its host may be internal.
+      const dispatcher = await modelDispatcher(config, model).catch((err: Error) => {
+        throw failure(`The model cannot be called: ${err.message}`);
+      });
+      session.defer(() => dispatcher.close());
+      // A warm sandbox when one waits: its mounts are this run's folders from here on.
+      const workspace = await prepareRunFiles(deps.files, run, inputFiles, config.fileMaxBytes, session.warmFolder()).catch((err: Error) => {
+        throw failure(`The run's input files could not be prepared: ${err.message}`);
+      });
+      session.defer(() => workspace.remove());
+      const sidecar = new Sidecar(
+        { run, agent, model, pins, actorKey: memoryKey, apiIntegrations: apis, files: workspace.info },
+        { knex, log, journal, dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, mcp, delivery: config, tracer: deps.tracer },
+      );
+      const startedAt = await marked;
+      await session.start(sidecar, workspace);
+      const stopIfUnannounced = announced.then(() => announceFailed && session.stop());
+      const end = await session.supervise({
         progress: () => ({ modelCalls: sidecar.state.modelCalls }),
         // A draining worker records the handover (it is not a loss) before it stops the sandbox.
         onDrain: () => knex('runs').where({ id: runId }).update({ handovers: knex.raw('array_append(handovers, ?)', [attempt]) }),
@@ -257,31 +209,15 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       await stopIfUnannounced;
       if (announceFailed) throw announceFailed;
       // A handed-over run writes its files again on the next worker (its runtime replays the calls).
-      if (!supervised.drained) await keepOutputFiles(run, workspace.outputDir);
-      // A success is written here, a Temporal round trip sooner than runAgent's finalizeRun could
-      // (which then finds it written), unless runAgent may decide otherwise: a cancel asked for
-      // (recorded before the workflow hears it; this activity hears it seconds later, with a
-      // heartbeat) or its timeout near, both checked by the write itself (run-state.ts, `endRun`).
-      // Not written, the output goes to runAgent: inline when small, else by reference.
+      if (!end.drained) await keepOutputFiles(run, workspace.outputDir);
       const output = sidecar.state.output;
-      if (output) {
-        const ended = { ...(run as RunRow & { scope: string; name: string }), started_at: startedAt ?? run.started_at };
-        const written =
-          !ctx.cancellationSignal.aborted &&
-          (await endRun(knex, ended, agent, { status: 'success', output: output.value }, { uncontested: true }).catch((err) => {
-            log.warn({ err, runId }, 'the run could not be ended here; runAgent ends it');
-          }));
-        if (!written) carried = await carryOutputOrRetry(knex, runId, output.value);
-      }
-    } finally {
-      await sidecar.close();
-      await mcp.close();
-      await dispatcher.close();
-      await workspace.remove();
-    }
-    if (sidecar.state.output) return { ...carried, sandboxMode: sandbox.mode };
-    if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The sandbox was stopped');
-    if (supervised.drained) throw ApplicationFailure.retryable('The worker is shutting down: the run is handed over to another worker', 'WorkerDrain');
-    throw failure(exitReason(supervised.exit, limits.agent_memory_ceiling_mb, sidecar));
+      const carried = output ? await settleOutput(ctx, run, agent, startedAt, output.value) : undefined;
+      return { sidecar, end, carried };
+    });
+    // Judged once all is released: closing the sidecar ends a model call in flight, whose failure
+    // may be the reason the run gives.
+    if (sidecar.state.output) return { ...carried, sandboxMode: end.mode };
+    end.throwIfStopped();
+    throw failure(sidecar.state.fatalError ?? end.exitReason('producing an output'));
   }
 }

@@ -271,14 +271,15 @@ export class RunEventsHub {
       const row = await knex('run_logs as l')
         .join('runs as r', 'r.id', 'l.run_id')
         .where({ 'l.run_id': event.runId, 'l.seq': event.seq })
-        .select(...RUN_VISIBILITY_COLUMNS, 'l.seq', 'l.level', 'l.type', 'l.message', 'l.data', 'l.created_at')
+        .select(...RUN_VISIBILITY_COLUMNS, 'l.run_id', 'l.seq', 'l.level', 'l.type', 'l.message', 'l.data', 'l.created_at')
         .first();
       if (!row) return undefined;
+      const full = logDto(row, true);
       return {
         channel,
         run: row,
-        data: JSON.stringify({ ...logDto(row, false), runId: row.id }),
-        verboseData: row.data === null ? undefined : JSON.stringify({ ...logDto(row, true), runId: row.id }),
+        data: JSON.stringify(logDto(row, false)),
+        verboseData: 'data' in full ? JSON.stringify(full) : undefined,
         debugOnly: row.level === 'debug',
       };
     }

@@ -29,14 +29,8 @@ function isLocalhostName(host: string): boolean {
   return host === 'localhost' || host.endsWith('.localhost');
 }
 
-/**
- * Resolves the URL's host and returns its addresses; throws EgressError when the destination
- * is not allowed. `requireHttps` for webhook-style destinations.
- */
-export async function checkDestination(
-  rawUrl: string,
-  opts: { allowInternalHosts: readonly string[]; requireHttps?: boolean },
-): Promise<{ url: URL; addresses: string[] }> {
+/** The URL parsed, its scheme checked and loopback names refused: what holds whoever resolves the host. */
+function parseDestination(rawUrl: string, opts: { allowInternalHosts: readonly string[]; requireHttps?: boolean }): { url: URL; host: string; allowInternal: boolean } {
   let url: URL;
   try {
     url = new URL(rawUrl);
@@ -48,6 +42,22 @@ export async function checkDestination(
   const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
   const allowInternal = opts.allowInternalHosts.includes(host);
   if (isLocalhostName(host) && !allowInternal) throw new EgressError('blocked_address', `${host} is a loopback name`);
+  return { url, host, allowInternal };
+}
+
+function blockedAddress(host: string, address: string): EgressError {
+  return new EgressError('blocked_address', host === address ? `${host} is a private or reserved address` : `${host} resolves to ${address}, a private or reserved address`);
+}
+
+/**
+ * Resolves the URL's host and returns its addresses; throws EgressError when the destination
+ * is not allowed. `requireHttps` for webhook-style destinations.
+ */
+export async function checkDestination(
+  rawUrl: string,
+  opts: { allowInternalHosts: readonly string[]; requireHttps?: boolean },
+): Promise<{ url: URL; addresses: string[] }> {
+  const { url, host, allowInternal } = parseDestination(rawUrl, opts);
   let addresses: string[];
   if (ipaddr.isValid(host)) {
     addresses = [host];
@@ -60,9 +70,21 @@ export async function checkDestination(
   }
   if (!allowInternal) {
     const blocked = addresses.find((a) => !isPublicAddress(a));
-    if (blocked) throw new EgressError('blocked_address', `${host} resolves to ${blocked}, a private or reserved address`);
+    if (blocked) throw blockedAddress(host, blocked);
   }
   return { url, addresses };
+}
+
+/**
+ * The target of a call through a forward proxy. The proxy resolves its name (behind a corporate
+ * proxy the service's own host often cannot), so a name is left to it; an address written in
+ * the URL is checked here, as are the scheme and loopback names. The proxy's own address is
+ * checked with `checkDestination`, and again at connect by `egressProxyAgent`.
+ */
+export function checkProxiedDestination(rawUrl: string, opts: { allowInternalHosts: readonly string[] }): URL {
+  const { url, host, allowInternal } = parseDestination(rawUrl, opts);
+  if (!allowInternal && ipaddr.isValid(host) && !isPublicAddress(host)) throw blockedAddress(host, host);
+  return url;
 }
 
 /**
@@ -116,7 +138,7 @@ export function egressDispatcher(allowInternalHosts: readonly string[], connectT
 /**
  * A dispatcher through an HTTP(S) forward proxy (an organization's outbound proxy): the
  * connection to the proxy passes `egressLookup`; the target is resolved by the proxy, so the
- * caller checks it with `checkDestination` before each use. Credentials in `proxyUrl` become
+ * caller checks it with `checkProxiedDestination` before each use. Credentials in `proxyUrl` become
  * `Proxy-Authorization`.
  */
 export function egressProxyAgent(proxyUrl: string, allowInternalHosts: readonly string[], connectTimeoutMs = 10_000, extraCaCertsPath?: string): ProxyAgent {

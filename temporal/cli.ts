@@ -3,9 +3,8 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { PROJECT_ROOT } from '../shared/project-root.ts';
 
-export const PROJECT_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const LOCAL_BIN = path.join(PROJECT_ROOT, '.tools', 'python', 'bin');
 
 function onPath(name: string): string | undefined {

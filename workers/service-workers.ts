@@ -19,14 +19,12 @@ import { createWebhookDeliveryActivity } from '../activities/webhooks/delivery.t
 import { workerSandboxPool } from '../activities/sandbox/pool.ts';
 import type { Config } from '../shared/config.ts';
 import { ensureFileSweepSchedule } from '../shared/files/sweep-schedule.ts';
-import { PLATFORM_TASK_QUEUE } from '../shared/events/publish.ts';
 import type { Logger } from '../shared/log.ts';
 import { type MetricsServer, startMetricsServer } from '../shared/observability/metrics.ts';
 import { installTraceContext, NO_TRACING, type Tracing } from '../shared/observability/tracing.ts';
 import { fileStorage } from '../shared/files/storage.ts';
-import { AGENT_SANDBOX_TASK_QUEUE } from '../shared/runs/attempts.ts';
-import { AGENT_RUNS_TASK_QUEUE } from '../shared/runs/launch.ts';
 import { temporalConnectionOptions } from '../shared/temporal-connection.ts';
+import { AGENT_RUNS_TASK_QUEUE, AGENT_SANDBOX_TASK_QUEUE, PLATFORM_TASK_QUEUE } from '../temporal/contract/queues.ts';
 import { startSandboxes } from './sandbox-startup.ts';
 import { cachedWorkflowBundle } from './workflow-bundle.ts';
 

@@ -14,7 +14,7 @@ import {
 import { SimplePlugin } from '@temporalio/plugin';
 import type { WorkerOptions } from '@temporalio/worker';
 import type { Tracing } from '../shared/observability/tracing.ts';
-import { PROJECT_ROOT } from '../temporal/cli.ts';
+import { PROJECT_ROOT } from '../shared/project-root.ts';
 
 export const WORKFLOW_TRACING_MODULE = path.join(PROJECT_ROOT, 'workflows', 'tracing-interceptors.ts');
 

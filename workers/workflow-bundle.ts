@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { Logger } from '../shared/log.ts';
 import type { ModuleName } from '../shared/modules.ts';
-import { PROJECT_ROOT } from '../temporal/cli.ts';
+import { PROJECT_ROOT } from '../shared/project-root.ts';
 import { workflowEntry } from './workflow-entry.ts';
 
 export const WORKFLOW_BUNDLE_CACHE = path.join(PROJECT_ROOT, 'node_modules', '.cache', 'workflow-bundles');

@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MODULES, type ModuleName, OPTIONAL_MODULES } from '../shared/modules.ts';
-import { PROJECT_ROOT } from '../temporal/cli.ts';
+import { PROJECT_ROOT } from '../shared/project-root.ts';
 
 export const WORKFLOWS_PATH = path.join(PROJECT_ROOT, 'workflows', 'index.ts');
 

@@ -5,7 +5,7 @@
 // worker); the timeout ends it `timeout`; cancelling the workflow cancels the run.
 import { ApplicationFailure, allHandlersFinished, condition, isCancellation, setHandler } from '@temporalio/workflow';
 import type { RunOutcome } from '../activities/run-state.ts';
-import { extendSink, finishRemoteRun, RUN_FINISHED, SINK_EXPIRED, SINK_EXPIRED_ERROR, startRemoteRun } from './remote-run-updates.ts';
+import { extendSink, finishRemoteRun, RUN_FINISHED, SINK_EXPIRED, SINK_EXPIRED_ERROR, startRemoteRun } from '../temporal/contract/runs.ts';
 import { finalize, markStarted } from './run-lifecycle.ts';
 
 export interface RemoteRunInput {

@@ -9,7 +9,6 @@ import {
   ApplicationFailure,
   CancellationScope,
   condition,
-  defineSignal,
   isCancellation,
   patched,
   setHandler,
@@ -20,7 +19,9 @@ import {
 } from '@temporalio/workflow';
 import type { createExecuteAgentActivity } from '../activities/execute-agent.ts';
 import type { RunOutcome } from '../activities/run-state.ts';
-import { AGENT_SANDBOX_TASK_QUEUE, EXECUTE_AGENT_RETRY, HEARTBEAT_TIMEOUT_SECONDS, SANDBOX_STARTED_SIGNAL } from '../shared/runs/attempts.ts';
+import { EXECUTE_AGENT_RETRY, HEARTBEAT_TIMEOUT_SECONDS } from '../shared/runs/attempts.ts';
+import { AGENT_SANDBOX_TASK_QUEUE } from '../temporal/contract/queues.ts';
+import { sandboxStarted } from '../temporal/contract/runs.ts';
 import { finalize, markStarted } from './run-lifecycle.ts';
 
 type ExecActivities = ReturnType<typeof createExecuteAgentActivity>;
@@ -42,8 +43,6 @@ function describe(err: unknown): string {
   }
   return (err as Error).message ?? String(err);
 }
-
-export const sandboxStarted = defineSignal(SANDBOX_STARTED_SIGNAL);
 
 /** Runs begun before worker run slots replay as they ran: `running` at once, executeAgent on `agent-runs`. */
 const SANDBOX_SLOTS_PATCH = 'sandbox-slots';

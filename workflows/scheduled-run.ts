@@ -4,7 +4,6 @@
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { createPublishRunEventActivity } from '../activities/publish-run-event.ts';
 import type { createScheduledTickActivities } from '../activities/scheduled-tick.ts';
-import type { ScheduledRunInput } from '../shared/schedules/temporal.ts';
 
 type TickActivities = ReturnType<typeof createScheduledTickActivities> & ReturnType<typeof createPublishRunEventActivity>;
 
@@ -13,6 +12,10 @@ const tick = proxyLocalActivities<TickActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
 });
+
+export interface ScheduledRunInput {
+  scheduleId: string;
+}
 
 /** The run id of this tick, or null when none was due (schedule disabled or deleted). */
 export async function scheduledRun(input: ScheduledRunInput): Promise<string | null> {

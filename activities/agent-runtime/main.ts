@@ -1,8 +1,21 @@
 // The agent runtime: runs inside the sandbox with no network, no database and no secrets. It
 // holds the tool-calling loop and reaches the model and the tools only through the sidecar's
-// unix socket. It imports nothing but Node built-ins, because only this folder is mounted.
+// unix socket. It imports nothing but Node built-ins, because only this folder is mounted, and
+// the types of its protocol with the sidecar, which vanish when its types are stripped.
 import fs from 'node:fs';
 import path from 'node:path';
+import type {
+  ChatMessage,
+  FileLimits,
+  ModelAnswer,
+  ModelRequest,
+  ReplyRequest,
+  RunSpec,
+  SidecarError,
+  SidecarPaths,
+  ToolRequest,
+  ToolResult,
+} from '../sidecar/protocol.ts';
 
 // Not node:http: loading its client and compiling it on the first request was a third of the
 // runtime's CPU in every sandbox (34 against 25 ms for a start and three calls, issue 18). The
@@ -12,16 +25,11 @@ import path from 'node:path';
 // which would build the module's whole namespace.
 const net = process.getBuiltinModule('node:net');
 
-interface ToolCall {
-  id: string;
-  function: { name: string; arguments: string };
-}
-interface Message {
-  role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string | null;
-  tool_calls?: ToolCall[];
-  tool_call_id?: string;
-}
+// The sidecar's paths (activities/sidecar/protocol.ts). A value the runtime cannot import: this
+// copy is typed by the declaration there, so tsc refuses one that drifts from it.
+const PATHS: SidecarPaths = { run: '/v1/run', model: '/v1/model', tools: '/v1/tools/', reply: '/v1/reply' };
+/** An answer but 200 may say why (SidecarError); Node's own refusals say nothing. */
+type Answer<T> = T & Partial<SidecarError>;
 
 const socketPath = process.env.SIDECAR_SOCKET ?? '/sidecar/sidecar.sock';
 const MAX_NUDGES = 2;
@@ -77,11 +85,6 @@ function readJson(body: Buffer, status: number): unknown {
 // names sandbox paths; unisolated (process mode) the folders are elsewhere on the host.
 const WORKSPACE = { input: process.env.WORKSPACE_INPUT ?? '/workspace/input', output: process.env.WORKSPACE_OUTPUT ?? '/workspace/output' };
 const READ_CHUNK = 65536;
-
-interface FileLimits {
-  maxOutputFiles: number;
-  maxOutputBytes: number;
-}
 
 /** The host path of a sandbox path under /workspace/input or /workspace/output, or null. */
 function hostPath(p: unknown): string | null {
@@ -155,22 +158,19 @@ function fail(message: string): never {
 async function main(): Promise<void> {
   // A chat turn (activities/chat/) brings the conversation so far instead of an input, and ends
   // with the model's text answer, handed to the sidecar as the reply.
-  const { status, body: run } = await call<{ system: string; input: unknown; conversation?: Message[]; maxTurns: number; localTools: string[]; files?: FileLimits; error?: string }>(
-    'GET',
-    '/v1/run',
-  );
+  const { status, body: run } = await call<Answer<RunSpec>>('GET', PATHS.run);
   if (status !== 200) fail(run.error ?? `the run could not be read from the sidecar (${status})`);
   const local = new Set(run.localTools ?? []);
-  const messages: Message[] = [{ role: 'system', content: run.system }, ...(run.conversation ?? [{ role: 'user', content: JSON.stringify(run.input ?? {}) }])];
+  const messages: ChatMessage[] = [{ role: 'system', content: run.system }, ...(run.conversation ?? [{ role: 'user', content: JSON.stringify(run.input ?? {}) }])];
   let nudges = 0;
   for (let turn = 1; turn <= run.maxTurns; turn++) {
-    const res = await call<{ message?: Message; error?: string }>('POST', '/v1/model', { messages });
+    const res = await call<Answer<Partial<ModelAnswer>>>('POST', PATHS.model, { messages } satisfies ModelRequest);
     if (res.status !== 200 || !res.body.message) fail(res.body.error ?? `model call failed with ${res.status}`);
     const message = res.body.message;
     messages.push(message);
     const calls = message.tool_calls ?? [];
     if (calls.length === 0 && run.conversation) {
-      const reply = await call<{ error?: string }>('POST', '/v1/reply', { content: message.content ?? '' });
+      const reply = await call<Answer<object>>('POST', PATHS.reply, { content: message.content ?? '' } satisfies ReplyRequest);
       if (reply.status !== 200) fail(reply.body.error ?? `the reply was refused with ${reply.status}`);
       return;
     }
@@ -198,7 +198,7 @@ async function main(): Promise<void> {
         messages.push({ role: 'tool', tool_call_id: c.id, content });
         continue;
       }
-      const r = await call<{ content: string; done?: boolean; error?: string }>('POST', `/v1/tools/${encodeURIComponent(c.function.name)}`, { arguments: args });
+      const r = await call<Answer<ToolResult>>('POST', `${PATHS.tools}${encodeURIComponent(c.function.name)}`, { arguments: args } satisfies ToolRequest);
       if (r.status !== 200) fail(r.body.error ?? `the ${c.function.name} call failed with ${r.status}`);
       messages.push({ role: 'tool', tool_call_id: c.id, content: r.body.content });
       if (r.body.done) done = true;

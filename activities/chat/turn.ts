@@ -3,25 +3,24 @@
 // (activities/chat/sidecar.ts: the model is reached only through the sidecar), and stores the
 // reply with the turn's usage, once, however often the turn is retried. `failChatTurn` stores a
 // failed reply when a turn cannot finish. Each stored reply signals the session's owner.
-import fs from 'node:fs';
-import { ApplicationFailure, CancelledFailure, Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { notifyChatSessionUpdate } from '../../shared/chat/events.ts';
 import type { ChatMessageRow, ChatSessionRow } from '../../shared/chat/model.ts';
 import { newId } from '../../shared/ids.ts';
 import { modelDispatcher } from '../../shared/models/outbound.ts';
 import { NO_MODEL_CONFIGURED, resolveModel } from '../../shared/models/resolve.ts';
+import { addUsage, NO_USAGE } from '../../shared/models/usage.ts';
 import { agentForRun } from '../../shared/packages/resolve-agent.ts';
 import { HEARTBEAT_TIMEOUT_SECONDS } from '../../shared/runs/attempts.ts';
+import { loadPins, userActorKey } from '../../shared/runs/memory.ts';
 import type { RunUsage } from '../../shared/runs/model.ts';
 import type { ActivityDeps } from '../deps.ts';
-import { RUNTIME_ENTRY, sandboxExitReason, spawnSandbox } from '../sandbox/spawn.ts';
-import { type Supervised, superviseSandbox } from '../sandbox/supervise.ts';
-import type { ChatMessage } from '../sidecar/providers.ts';
+import { inSandboxSession } from '../sandbox/session.ts';
+import type { ChatMessage } from '../sidecar/protocol.ts';
 import { systemPrompt } from '../sidecar/server.ts';
 import { ChatSidecar } from './sidecar.ts';
 
-const NO_USAGE: RunUsage = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
 const CHAT_FINISH = 'You are in a conversation with a person. Answer their last message in plain text.';
 
 interface Reply {
@@ -55,17 +54,11 @@ export async function storeReply(knex: Knex, sessionId: string, messageId: strin
       reply_to: messageId,
       usage: JSON.stringify(reply.usage),
     });
-    const total = session.usage;
-    const usage = {
-      inputTokens: total.inputTokens + reply.usage.inputTokens,
-      outputTokens: total.outputTokens + reply.usage.outputTokens,
-      costUsd: Math.round((total.costUsd + reply.usage.costUsd) * 1e9) / 1e9,
-    };
+    await addUsage(trx, 'chat_sessions', sessionId, reply.usage);
     await trx('chat_sessions')
       .where({ id: sessionId })
       .update({
         message_count: session.message_count + 1,
-        usage: JSON.stringify(usage),
         pending_message_id: session.pending_message_id === messageId ? null : session.pending_message_id,
         last_message_at: trx.fn.now(),
         updated_at: trx.fn.now(),
@@ -98,14 +91,7 @@ export function createChatActivities(deps: ActivityDeps) {
       const agent = await agentForRun(knex, session);
       if (!agent) return storeReply(knex, sessionId, messageId, failed(`Version ${session.package_version} of the agent is no longer available`));
       const model = await resolveModel(knex, config, session.org_id);
-      if (!model) {
-        return storeReply(
-          knex,
-          sessionId,
-          messageId,
-          failed(NO_MODEL_CONFIGURED),
-        );
-      }
+      if (!model) return storeReply(knex, sessionId, messageId, failed(NO_MODEL_CONFIGURED));
       // The conversation so far: every completed message up to the one answered (failed replies are left out).
       const history = (await knex('chat_messages')
         .where({ session_id: sessionId, status: 'completed' })
@@ -113,65 +99,32 @@ export function createChatActivities(deps: ActivityDeps) {
         .orderBy('seq')
         .select('role', 'content')) as Array<Pick<ChatMessageRow, 'role' | 'content'>>;
       const conversation: ChatMessage[] = history.map((m) => ({ role: m.role, content: m.content }));
-      // Pins are the agent's memory for this person, as in their runs (activities/execute-agent.ts).
-      const pins = (
-        await knex('agent_memory').where({ package_id: agent.packageId, actor_key: `user:${session.user_id}`, kind: 'pin' }).orderBy('id').limit(50).select('content')
-      ).map((r) => r.content as string);
+      // Pins are the agent's memory for this person, as in their runs.
+      const pins = await loadPins(knex, agent.packageId, userActorKey(session.user_id));
       let dispatcher: Awaited<ReturnType<typeof modelDispatcher>>;
       try {
         dispatcher = await modelDispatcher(config, model);
       } catch (err) {
         return storeReply(knex, sessionId, messageId, failed(`The model cannot be called: ${(err as Error).message}`));
       }
-      // A warm sandbox when one waits (sandbox/pool.ts), as for a run: it serves this turn only.
-      const warm = deps.sandboxPool?.take();
       const sidecar = new ChatSidecar(
         { messageId, system: systemPrompt(agent, pins, [], CHAT_FINISH), conversation, model },
-        { dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, log, socketDir: warm?.socketDir },
+        { dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, log },
       );
-      const limits = config.platformRunLimits;
-      const removeWarmDir = () => (warm ? fs.promises.rm(warm.dir, { recursive: true, force: true }) : Promise.resolve());
-      let sandbox: ReturnType<typeof spawnSandbox>;
-      try {
-        await sidecar.listen();
-        if (warm?.sandbox.go()) {
-          sandbox = warm.sandbox;
-          log.debug({ sessionId, messageId, sandbox: sandbox.name, pid: sandbox.child.pid }, 'chat turn handed to a warm sandbox');
-        } else {
-          warm?.sandbox.kill(); // ended while waiting: a fresh one
-          sandbox = spawnSandbox({ name: messageId, nodeArgs: [RUNTIME_ENTRY], socketDir: sidecar.socketDir, memoryMb: limits.agent_memory_ceiling_mb, cpus: limits.agent_cpu_ceiling });
-        }
-      } catch (err) {
-        warm?.sandbox.kill();
-        await sidecar.close().catch(() => undefined);
-        await dispatcher.close();
-        await removeWarmDir();
-        throw err;
-      }
-      if (sandbox.mode === 'process') log.warn({ sessionId }, 'SANDBOX_MODE=process: the agent runs WITHOUT isolation');
-      // A draining worker stops the sandbox; the turn starts over on another worker.
-      let supervised: Supervised;
-      try {
-        supervised = await superviseSandbox(sandbox, {
-          ctx,
-          draining: deps.draining,
-          progress: () => ({ modelCalls: sidecar.modelCalls }),
-          timeoutMs: session.turn_timeout_seconds * 1000,
-        });
-      } finally {
-        await sidecar.close();
-        await dispatcher.close();
-        await removeWarmDir();
-        deps.sandboxPool?.fill(); // topped up should a start have failed meanwhile
-      }
+      // In a warm sandbox when one waits, as a run: it serves this turn only. A draining worker
+      // stops the sandbox; the turn starts over on another worker.
+      const end = await inSandboxSession({ kind: 'chat turn', name: messageId, logFields: { sessionId, messageId }, ctx }, deps, async (turn) => {
+        turn.defer(() => dispatcher.close());
+        await turn.start(sidecar);
+        return turn.supervise({ progress: () => ({ modelCalls: sidecar.modelCalls }), timeoutMs: session.turn_timeout_seconds * 1000 });
+      });
       if (sidecar.reply !== undefined) {
         return storeReply(knex, sessionId, messageId, { content: sidecar.reply, status: 'completed', error: null, usage: sidecar.usage });
       }
-      if (ctx.cancellationSignal.aborted) throw new CancelledFailure('The sandbox was stopped');
-      if (supervised.drained) throw ApplicationFailure.retryable('The worker is shutting down: the turn is handed over to another worker', 'WorkerDrain');
-      const reason = supervised.timedOut
+      end.throwIfStopped();
+      const reason = end.timedOut
         ? `The reply took longer than the agent's timeout of ${session.turn_timeout_seconds} s`
-        : (sidecar.fatalError ?? sandboxExitReason(supervised.exit, limits.agent_memory_ceiling_mb, 'a reply'));
+        : (sidecar.fatalError ?? end.exitReason('a reply'));
       return storeReply(knex, sessionId, messageId, failed(reason, sidecar.usage));
     },
 

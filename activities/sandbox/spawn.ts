@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import { stripTypeScriptTypes } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { PROJECT_ROOT } from '../../shared/project-root.ts';
 import type { SandboxSetting } from '../../shared/config.ts';
 import { createRunCgroup, detectCgroupMode, NO_CGROUP, type RunCgroup } from './cgroups.ts';
 import { SANDBOX_UID, SandboxUnavailableError, sandboxNode } from './reachable.ts';
@@ -35,7 +35,9 @@ function compiledRuntimeDir(): string {
 
 /** Where the runtime's entry point is inside the sandbox. */
 export const RUNTIME_ENTRY = '/runtime/main.mjs';
-export const SOCKET_IN_SANDBOX = '/sidecar/sidecar.sock';
+/** The sidecar's socket in the folder bound at /sidecar (sandbox/session.ts listens on it). */
+export const SOCKET_FILE = 'sidecar.sock';
+export const SOCKET_IN_SANDBOX = `/sidecar/${SOCKET_FILE}`;
 
 let bwrapPath: string | null | undefined;
 /** bwrap on the worker's PATH, looked up once. */
@@ -200,7 +202,7 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
   } else {
     mode = 'process';
     const runtimeArgs = opts.nodeArgs.map((a) => a.replace(/^\/runtime\//, `${compiledRuntimeDir()}/`));
-    const socket = opts.socketDir ? path.join(opts.socketDir, 'sidecar.sock') : '';
+    const socket = opts.socketDir ? path.join(opts.socketDir, SOCKET_FILE) : '';
     child = spawn(sandboxNode().path, [...heap, ...runtimeArgs], {
       stdio: [...stdio],
       // Unisolated, the runtime finds the workspace folders where they are on the host.

@@ -11,11 +11,11 @@ import { callWithCredential, DeliveryRefused, redact, secretsOf, TEXTUAL } from 
 import { findIntegration, type Integration } from '../../shared/integrations/auths.ts';
 import { integrationDependencies } from '../../shared/integrations/readiness.ts';
 import type { ResolvedAgent } from '../../shared/packages/resolve-agent.ts';
+import { vendorMeta } from '../../shared/packages/vendor-meta.ts';
 import type { LogLevel } from '../../shared/runs/logs.ts';
 import type { RunRow } from '../../shared/runs/model.ts';
 import type { ToolDef } from './providers.ts';
 
-export const API_META = 'dev.service/api';
 /** What the model is shown of a body at most. */
 export const MODEL_BODY_LIMIT = 100 * 1024;
 const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -41,7 +41,7 @@ export interface ApiCallContext {
 
 /**
  * The agent's integration dependencies that offer `api_call`: the integration's manifest has
- * `_meta["dev.service/api"]` and `integrations_configuration[id].tools`, when present, names
+ * `_meta["dev.service/api"]` (or `dev.appstrate/api`) and `integrations_configuration[id].tools`, when present, names
  * `api_call`. Looked up in the run's space, like the launch's readiness check.
  */
 export async function apiIntegrations(knex: Knex, run: Pick<RunRow, 'org_id' | 'space_id'>, agent: ResolvedAgent): Promise<ApiIntegration[]> {
@@ -51,7 +51,7 @@ export async function apiIntegrations(knex: Knex, run: Pick<RunRow, 'org_id' | '
     if (Array.isArray(cfg.tools) && !cfg.tools.includes('api_call')) continue;
     const m = /^@([^/]+)\/(.+)$/.exec(id);
     const integration = m ? await findIntegration(knex, run.org_id, run.space_id, `@${m[1]}`, m[2]).catch(() => undefined) : undefined;
-    if (!integration || integration.manifest._meta?.[API_META] === undefined) continue;
+    if (!integration || vendorMeta(integration.manifest._meta, 'api') === undefined) continue;
     out.push({
       id,
       integration,

@@ -8,18 +8,10 @@ import { readCapped } from '../../shared/http/read-capped.ts';
 import { redact } from '../../shared/integrations/deliver.ts';
 import { modelSecrets } from '../../shared/models/outbound.ts';
 import type { ModelConfig } from '../../shared/models/resolve.ts';
+import { pricedUsage, usageOf } from '../../shared/models/usage.ts';
+import type { RunUsage } from '../../shared/runs/model.ts';
+import type { ChatMessage, ToolCall } from './protocol.ts';
 
-export interface ToolCall {
-  id: string;
-  type: 'function';
-  function: { name: string; arguments: string };
-}
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string | null;
-  tool_calls?: ToolCall[];
-  tool_call_id?: string;
-}
 export interface ToolDef {
   name: string;
   description: string;
@@ -27,7 +19,8 @@ export interface ToolDef {
 }
 export interface Completion {
   message: ChatMessage;
-  usage: { inputTokens: number; outputTokens: number; costUsd: number | null };
+  /** Tokens and cost of this call, counted and priced by shared/models/usage.ts. */
+  usage: RunUsage;
 }
 
 export class ModelCallError extends Error {
@@ -76,11 +69,7 @@ async function openAi(model: ModelConfig, messages: ChatMessage[], tools: ToolDe
   if (!message) throw new ModelCallError('The model provider answered without a message');
   return {
     message: { role: 'assistant', content: message.content ?? null, tool_calls: message.tool_calls?.length ? message.tool_calls : undefined },
-    usage: {
-      inputTokens: data.usage?.prompt_tokens ?? 0,
-      outputTokens: data.usage?.completion_tokens ?? 0,
-      costUsd: typeof data.usage?.cost === 'number' ? data.usage.cost : null,
-    },
+    usage: pricedUsage(model, usageOf(model.provider, data) ?? {}),
   };
 }
 
@@ -128,7 +117,7 @@ async function anthropic(model: ModelConfig, messages: ChatMessage[], tools: Too
     .map((b) => ({ id: b.id!, type: 'function', function: { name: b.name!, arguments: JSON.stringify(b.input ?? {}) } }));
   return {
     message: { role: 'assistant', content: text || null, tool_calls: calls.length ? calls : undefined },
-    usage: { inputTokens: data.usage?.input_tokens ?? 0, outputTokens: data.usage?.output_tokens ?? 0, costUsd: null },
+    usage: pricedUsage(model, usageOf(model.provider, data) ?? {}),
   };
 }
 

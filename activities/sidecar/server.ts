@@ -1,26 +1,25 @@
 // The sidecar (DESIGN.md section 3): one per run, in the worker, on a unix socket that is the
 // sandbox's only way out. It holds what the runtime must never see (the model key, the
 // database) and carries out the runtime tools.
-import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
-import path from 'node:path';
 import { context, type Tracer } from '@opentelemetry/api';
 import type { Knex } from 'knex';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../shared/log.ts';
 import type { ModelConfig } from '../../shared/models/resolve.ts';
+import { addUsage } from '../../shared/models/usage.ts';
 import type { ResolvedAgent } from '../../shared/packages/resolve-agent.ts';
 import { notifyRunEvent } from '../../shared/runs/events.ts';
 import { appendRunLog, type LogEntryInput, type LogLevel } from '../../shared/runs/logs.ts';
-import type { RunRow, RunUsage } from '../../shared/runs/model.ts';
-import { SANDBOX_UID } from '../sandbox/spawn.ts';
+import type { RunRow } from '../../shared/runs/model.ts';
+import { renderRunPrompt } from '../run-prompt.ts';
 import { type ApiCallContext, type ApiIntegration, apiCall, apiCallTool } from './api-call.ts';
 import type { RunFilesInfo } from '../run-files.ts';
 import { FILE_TOOL_NAMES, fileToolsOf } from './file-tools.ts';
 import { JournalMismatch, type RunJournal } from './journal.ts';
 import type { McpTools } from './mcp-tools.ts';
-import { type ChatMessage, type Completion, complete, ModelCallError, type ToolDef } from './providers.ts';
+import { type ChatMessage, type ModelAnswer, type RunSpec, SIDECAR_PATHS, type ToolResult } from './protocol.ts';
+import { complete, ModelCallError, type ToolDef } from './providers.ts';
 import { sandboxStart } from '../../shared/observability/metrics.ts';
 import { inSpan } from '../../shared/observability/context.ts';
 
@@ -28,14 +27,8 @@ export interface SidecarState {
   output?: { value: unknown };
   /** Why the run cannot go on (a model provider error, ...): becomes the run's error. */
   fatalError?: string;
-  usage: RunUsage;
   /** Model calls this attempt sent (answers replayed from the journal are not counted). */
   modelCalls: number;
-}
-
-export interface ToolResult {
-  content: string;
-  done?: boolean;
 }
 
 export interface SidecarDeps {
@@ -51,8 +44,6 @@ export interface SidecarDeps {
   delivery?: ApiCallContext['config'];
   /** Model call spans, children of the executeAgent activity's span (the context the sidecar was made in). */
   tracer?: Tracer;
-  /** Where to listen: a warm sandbox's folder, bound at its /sidecar (sandbox/pool.ts); else a new one. */
-  socketDir?: string;
 }
 
 export interface SidecarRun {
@@ -169,33 +160,10 @@ export function send(res: http.ServerResponse, status: number, body: unknown): v
   res.end(text);
 }
 
-/** Adds one completion's usage to `total`, priced at the model's rates when the provider names no cost. */
-export function addUsage(total: RunUsage, u: Completion['usage'], model: ModelConfig): void {
-  const cost = u.costUsd ?? (u.inputTokens * model.inputCostPerMTok + u.outputTokens * model.outputCostPerMTok) / 1e6;
-  total.inputTokens += u.inputTokens;
-  total.outputTokens += u.outputTokens;
-  total.costUsd = Math.round((total.costUsd + cost) * 1e9) / 1e9;
-}
-
-/** Listens on `socketDir`/sidecar.sock, open to the sandbox's unprivileged uid and no one else. */
-export async function listenForSandbox(server: http.Server, socketDir: string): Promise<void> {
-  const socketPath = path.join(socketDir, 'sidecar.sock');
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(socketPath, resolve);
-  });
-  // The sandbox runs as an unprivileged uid: it may connect, nothing more.
-  if (process.getuid?.() === 0) {
-    fs.chownSync(socketDir, SANDBOX_UID, SANDBOX_UID);
-    fs.chmodSync(socketDir, 0o700);
-  }
-  fs.chmodSync(socketPath, 0o777);
-}
-
+/** A run's sidecar: served to its sandbox by the run's session (sandbox/session.ts). */
 export class Sidecar {
   readonly state: SidecarState;
-  readonly socketDir: string;
-  private readonly server: http.Server;
+  readonly server: http.Server;
   private readonly abort = new AbortController();
   private readonly tools: ToolDef[];
   private readonly deps: SidecarDeps;
@@ -211,11 +179,9 @@ export class Sidecar {
   constructor(spec: SidecarRun, deps: SidecarDeps) {
     this.spec = spec;
     this.deps = deps;
-    // A resumed run goes on from the usage its journaled model calls already counted.
-    this.state = { usage: { ...spec.run.usage }, modelCalls: 0 };
+    this.state = { modelCalls: 0 };
     this.tools = toolDefs(spec.agent, deps.delivery ? spec.apiIntegrations : []);
     if (deps.mcp) this.tools.push(...deps.mcp.defs);
-    this.socketDir = deps.socketDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sidecar-'));
     this.server = http.createServer((req, res) => {
       const handling = this.handle(req, res).catch((err) => {
         if (err instanceof JournalMismatch) this.state.fatalError = err.message;
@@ -225,15 +191,9 @@ export class Sidecar {
       this.handling.add(handling);
       handling.finally(() => this.handling.delete(handling));
     });
-  }
-
-  get socketPath(): string {
-    return path.join(this.socketDir, 'sidecar.sock');
-  }
-
-  async listen(): Promise<void> {
-    await listenForSandbox(this.server, this.socketDir);
-    this.listeningAt = performance.now();
+    this.server.once('listening', () => {
+      this.listeningAt = performance.now();
+    });
   }
 
   async close(): Promise<void> {
@@ -245,7 +205,6 @@ export class Sidecar {
     // A step being written finishes (or fails) before the attempt ends, so the next attempt
     // never reads a journal that is still growing.
     await Promise.allSettled([...this.handling]);
-    fs.rmSync(this.socketDir, { recursive: true, force: true });
   }
 
   private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -255,21 +214,21 @@ export class Sidecar {
       sandboxStart.observe((performance.now() - this.listeningAt) / 1000);
       this.listeningAt = undefined;
     }
-    if (req.method === 'GET' && url === '/v1/run') {
+    if (req.method === 'GET' && url === SIDECAR_PATHS.run) {
       const files = this.tools.filter((t) => (FILE_TOOL_NAMES as readonly string[]).includes(t.name));
       return send(res, 200, {
-        system: systemPrompt(agent, pins, files),
+        system: systemPrompt({ ...agent, prompt: await renderRunPrompt(this.deps.knex, this.spec) }, pins, files),
         // File fields carry the run's file ids; the agent is shown where the files are.
         input: { ...run.input, ...this.spec.files?.inputs },
         maxTurns: MAX_TURNS,
         localTools: files.map((t) => t.name),
         files: this.spec.files ? { maxOutputFiles: this.spec.files.maxOutputFiles, maxOutputBytes: this.spec.files.maxOutputBytes } : undefined,
-      });
+      } satisfies RunSpec);
     }
     const body = await readBody(req, this.deps.maxRequestBytes);
-    if (req.method === 'POST' && url === '/v1/model') return send(res, ...(await this.serially(() => this.model(body.messages))));
-    if (req.method === 'POST' && url.startsWith('/v1/tools/')) {
-      const name = decodeURIComponent(url.slice('/v1/tools/'.length));
+    if (req.method === 'POST' && url === SIDECAR_PATHS.model) return send(res, ...(await this.serially(() => this.model(body.messages))));
+    if (req.method === 'POST' && url.startsWith(SIDECAR_PATHS.tools)) {
+      const name = decodeURIComponent(url.slice(SIDECAR_PATHS.tools.length));
       return send(res, 200, await this.serially(() => this.tool(name, body.arguments)));
     }
     send(res, 404, { error: 'unknown sidecar route' });
@@ -291,11 +250,10 @@ export class Sidecar {
       const tracer = this.deps.tracer;
       const completion = tracer ? await inSpan(tracer, 'model call', attributes, call, this.traceContext) : await call();
       this.state.modelCalls++;
-      const usage = this.state.usage;
-      addUsage(usage, completion.usage, model);
-      const answer = { message: completion.message };
+      const answer: ModelAnswer = { message: completion.message };
       await this.deps.journal.record('model', model.model, messages, answer, async (trx) => {
-        await trx('runs').where({ id: run.id }).update({ usage: JSON.stringify(usage) });
+        // In the step's transaction: a call a resumed run replays from the journal is never counted twice.
+        await addUsage(trx, 'runs', run.id, completion.usage);
         await notifyRunEvent(trx, { kind: 'usage', runId: run.id, orgId: run.org_id, spaceId: run.space_id });
       });
       return [200, answer];

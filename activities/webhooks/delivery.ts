@@ -7,15 +7,14 @@
 // destination check, the requests side by side over the kept-alive connections of one
 // dispatcher, one insert of the attempts, and a deliverWebhook for each one to retry.
 import { Context } from '@temporalio/activity';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { request } from 'undici';
-import { deliveryWorkflowId, PLATFORM_TASK_QUEUE } from '../../shared/events/publish.ts';
 import { checkDestination, EgressError, egressDispatcher } from '../../shared/egress.ts';
 import { newId } from '../../shared/ids.ts';
 import { webhookAttempts } from '../../shared/observability/metrics.ts';
 import { decryptSecret } from '../../shared/secrets.ts';
 import { envelopeBody, type StoredEvent } from '../../shared/webhooks/payload.ts';
 import { signedHeaders } from '../../shared/webhooks/signature.ts';
+import { startDeliverWebhookWorkflow } from '../../temporal/starters/deliver-webhook.ts';
 import type { ActivityDeps } from '../deps.ts';
 
 export type AttemptOutcome = 'success' | 'retry' | 'permanent' | 'unresolvable' | 'gone';
@@ -148,18 +147,8 @@ export function createWebhookDeliveryActivity(deps: Omit<ActivityDeps, 'files'>)
 
   /** The rest of the ladder after a failed first attempt: deliverWebhook from attempt 2. */
   async function continueLadder(eventId: string, webhookId: string, failedAt: Date): Promise<void> {
-    try {
-      await workflows.workflow.start('deliverWebhook', {
-        taskQueue: PLATFORM_TASK_QUEUE,
-        workflowId: deliveryWorkflowId(eventId, webhookId),
-        args: [{ eventId, webhookId, firstAttempt: 2, continueAt: failedAt.getTime() + FIRST_RETRY_WAIT_MS }],
-        // A replay that ran before may have used the id; a running one already delivers it.
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-        workflowIdConflictPolicy: 'FAIL',
-      });
-    } catch (err) {
-      if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    }
+    // A replay that ran before may have used the id; a running one already delivers it.
+    await startDeliverWebhookWorkflow(workflows, { eventId, webhookId, firstAttempt: 2, continueAt: failedAt.getTime() + FIRST_RETRY_WAIT_MS }, 'again');
   }
 
   async function attempt(input: { eventId: string; webhookId: string; attempt: number }): Promise<AttemptOutcome> {

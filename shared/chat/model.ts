@@ -36,11 +36,6 @@ export interface ChatMessageRow {
   created_at: Date;
 }
 
-/** The workflow of a session: `chat:<chs id>` (DESIGN.md 7). */
-export function chatWorkflowId(sessionId: string): string {
-  return `chat:${sessionId}`;
-}
-
 /** Sessions joined with their package (for `packageId`); filter on `s.` columns. */
 export const CHAT_SESSION_SELECT = ['s.*', 'p.scope', 'p.name'];
 
@@ -116,6 +111,3 @@ export const chatMessageSchema = {
     createdAt: dateTime,
   },
 };
-
-/** The workflow update that carries one message (`{messageId}`) to `chatSession`. */
-export const CHAT_MESSAGE_UPDATE = 'message';

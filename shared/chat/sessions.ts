@@ -6,27 +6,10 @@ import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { problem } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { AGENT_RUNS_TASK_QUEUE } from '../runs/launch.ts';
-import { OrgIdKey, PackageIdKey, SpaceIdKey } from '../../temporal/search-attributes.ts';
+import { chatMessageUpdate } from '../../temporal/contract/chat.ts';
+import { chatWorkflowId, startChatSessionWorkflow } from '../../temporal/starters/chat-session.ts';
 import { notifyChatSessionUpdate } from './events.ts';
-import { CHAT_MESSAGE_UPDATE, type ChatMessageRow, type ChatSessionRow, chatWorkflowId } from './model.ts';
-
-/** Starts (or, when it is gone, starts again) the session's `chatSession` workflow. */
-export async function startChatWorkflow(workflows: Client, session: ChatSessionRow, fullName: string): Promise<void> {
-  await workflows.workflow.start('chatSession', {
-    taskQueue: AGENT_RUNS_TASK_QUEUE,
-    workflowId: chatWorkflowId(session.id),
-    workflowIdConflictPolicy: 'USE_EXISTING',
-    // Turns take sandbox slots like runs, fairly across organizations (workflows/chat/chat-session.ts).
-    priority: { fairnessKey: session.org_id },
-    args: [{ sessionId: session.id, turnTimeoutSeconds: session.turn_timeout_seconds, orgId: session.org_id }],
-    typedSearchAttributes: [
-      { key: OrgIdKey, value: session.org_id },
-      { key: SpaceIdKey, value: session.space_id },
-      { key: PackageIdKey, value: fullName },
-    ],
-  });
-}
+import type { ChatMessageRow, ChatSessionRow } from './model.ts';
 
 /**
  * Stores `content` as the session's next user message and marks the session responding; or,
@@ -74,15 +57,13 @@ export async function deliverMessage(
 ): Promise<string | undefined> {
   const send = () =>
     workflows.withAbortSignal(AbortSignal.timeout(Math.max(waitMs, 2000)), () =>
-      workflows.workflow
-        .getHandle(chatWorkflowId(session.id))
-        .executeUpdate<{ replyId: string }, [{ messageId: string }]>(CHAT_MESSAGE_UPDATE, { args: [{ messageId }], updateId: messageId }),
+      workflows.workflow.getHandle(chatWorkflowId(session.id)).executeUpdate(chatMessageUpdate, { args: [{ messageId }], updateId: messageId }),
     );
   try {
     const result = await send().catch(async (err) => {
       // The session's workflow is gone (terminated by an operator, or never started): start it again.
       if (!(err instanceof WorkflowNotFoundError)) throw err;
-      await startChatWorkflow(workflows, session, fullName);
+      await startChatSessionWorkflow(workflows, session, fullName);
       return send();
     });
     return result.replyId;

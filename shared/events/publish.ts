@@ -2,13 +2,12 @@
 // same event), then handed to the outbox of each matching webhook (signal-with-start of
 // webhookOutbox, which makes the first attempts in batches and ignores a repeated event).
 import { createHash } from 'node:crypto';
-import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
+import { OUTBOX_SIGNAL_MAX_EVENTS } from '../../temporal/contract/webhooks.ts';
+import { signalWebhookOutbox } from '../../temporal/starters/webhook-outbox.ts';
 import { BASE62 } from '../ids.ts';
 import type { RunRow } from '../runs/model.ts';
-import { OUTBOX_DELIVER_SIGNAL, OUTBOX_SIGNAL_MAX_EVENTS, type OutboxDeliverSignal, outboxWorkflowId } from '../webhooks/outbox.ts';
-
-export const PLATFORM_TASK_QUEUE = 'platform';
 
 export const RUN_EVENT_TYPES = ['run.started', 'run.success', 'run.failed', 'run.timeout', 'run.cancelled', 'run.connection_missing'] as const;
 export const WEBHOOK_EVENT_TYPES = RUN_EVENT_TYPES;
@@ -19,10 +18,6 @@ export function deterministicEventId(key: string): string {
   let out = '';
   for (let i = 0; i < 24; i++) out += BASE62[digest[i] % 62];
   return `evt_${out}`;
-}
-
-export function deliveryWorkflowId(eventId: string, webhookId: string): string {
-  return `delivery:${eventId}:${webhookId}`;
 }
 
 export interface NewEvent {
@@ -81,13 +76,7 @@ export function enqueueDelivery(workflows: Client, eventId: string, webhookId: s
       while (queue.length) {
         const batch = queue.splice(0, OUTBOX_SIGNAL_MAX_EVENTS);
         try {
-          await workflows.workflow.signalWithStart('webhookOutbox', {
-            taskQueue: PLATFORM_TASK_QUEUE,
-            workflowId: outboxWorkflowId(webhookId),
-            args: [{ webhookId }],
-            signal: OUTBOX_DELIVER_SIGNAL,
-            signalArgs: [{ eventIds: batch.map((e) => e.eventId) } satisfies OutboxDeliverSignal],
-          });
+          await signalWebhookOutbox(workflows, webhookId, batch.map((e) => e.eventId));
           for (const e of batch) e.resolve();
         } catch (err) {
           for (const e of batch) e.reject(err);
@@ -96,21 +85,6 @@ export function enqueueDelivery(workflows: Client, eventId: string, webhookId: s
       queues.delete(webhookId);
     })();
   });
-}
-
-/** One delivery in a deliverWebhook of its own (`test.ping`: `single`). */
-export async function startDelivery(workflows: Client, eventId: string, webhookId: string, single = false): Promise<void> {
-  try {
-    await workflows.workflow.start('deliverWebhook', {
-      taskQueue: PLATFORM_TASK_QUEUE,
-      workflowId: deliveryWorkflowId(eventId, webhookId),
-      args: [{ eventId, webhookId, single }],
-      // Idempotent even once it finished (a retried publish); replays reuse the id on purpose (shared/webhooks/replay.ts).
-      workflowIdReusePolicy: 'REJECT_DUPLICATE',
-    });
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-  }
 }
 
 export async function storeEvent(knex: Knex, e: NewEvent): Promise<void> {

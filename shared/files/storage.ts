@@ -104,10 +104,14 @@ export class DiskStorage implements FileStorage {
     await fs.promises.mkdir(path.dirname(target), { recursive: true });
     const partial = path.join(partialDir, `${randomUUID()}.part`);
     const digest: { sha256?: string } = {};
+    const out = fs.createWriteStream(partial, { flags: 'wx', flush: true });
     try {
-      await pipeline(measured(body, size, digest), fs.createWriteStream(partial, { flags: 'wx', flush: true }));
+      await pipeline(measured(body, size, digest), out);
       await fs.promises.rename(partial, target);
     } catch (err) {
+      // A body that fails at once rejects the pipeline while the file's open may still be under
+      // way: removing it before the stream has closed would leave the file created after.
+      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
       await fs.promises.rm(partial, { force: true });
       throw err;
     }

@@ -5,22 +5,14 @@ import type { Knex } from 'knex';
 import { latestVersion } from '../packages/store.ts';
 import type { PackageRow } from '../packages/types.ts';
 import { findVisiblePackage } from '../packages/visibility.ts';
+import { type OAuth2Settings, oauth2SettingsOf } from './oauth2-settings.ts';
+
+export type { OAuth2Settings } from './oauth2-settings.ts';
 
 export interface LoginSpec {
   request: { method: string; url: string; content_type?: string; body?: unknown };
   success_criteria?: Array<{ condition: string }>;
   outputs?: Record<string, { from: 'cookie'; name: string }>;
-}
-
-/** `auths.<key>.oauth2` of an auth with `type: 'oauth2'` (DESIGN.md 7). */
-export interface OAuth2Settings {
-  authorizationUrl: string;
-  tokenUrl: string;
-  scopes: string[];
-  /** Joins scopes in the authorization request; default ' '. */
-  scopeSeparator: string;
-  /** PKCE S256; on unless the manifest says `pkce: false`. */
-  pkce: boolean;
 }
 
 export interface IntegrationAuth {
@@ -58,16 +50,7 @@ export function authsOf(manifest: Record<string, any>): IntegrationAuth[] {
       fields: Object.keys(credentialsSchema.properties ?? {}),
       connect: a.type === 'oauth2' ? 'oauth2' : a.connect?.login ? 'login' : 'fields',
       login: a.connect?.login,
-      oauth2:
-        a.type === 'oauth2' && a.oauth2
-          ? {
-              authorizationUrl: String(a.oauth2.authorization_url),
-              tokenUrl: String(a.oauth2.token_url),
-              scopes: Array.isArray(a.oauth2.scopes) ? a.oauth2.scopes.map(String) : [],
-              scopeSeparator: typeof a.oauth2.scope_separator === 'string' ? a.oauth2.scope_separator : ' ',
-              pkce: a.oauth2.pkce !== false,
-            }
-          : undefined,
+      oauth2: oauth2SettingsOf(a),
       authorizedUris: a.authorized_uris ?? [],
       delivery: a.delivery?.http,
     };

@@ -7,10 +7,10 @@ import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Config } from '../config.ts';
 import { problem } from '../errors.ts';
-import { PLATFORM_TASK_QUEUE } from '../events/publish.ts';
 import { newId } from '../ids.ts';
 import { encryptSecret } from '../secrets.ts';
 import { runInput } from '../validation.ts';
+import { executeConnectLoginWorkflow } from '../../temporal/starters/connect-login.ts';
 import type { Integration, IntegrationAuth } from './auths.ts';
 import { type ConnectionOwner, type ConnectionRow, ownedConnections } from './connections.ts';
 
@@ -60,12 +60,7 @@ export async function runConnectAttempt(
     expires_at: new Date(Date.now() + CONNECT_TIMEOUT_MS),
   });
   try {
-    return await workflows.workflow.execute('connectLogin', {
-      taskQueue: PLATFORM_TASK_QUEUE,
-      workflowId: `connect:${attemptId}`,
-      args: [{ ...attempt, attemptId }],
-      workflowExecutionTimeout: CONNECT_TIMEOUT_MS,
-    });
+    return await executeConnectLoginWorkflow(workflows, { ...attempt, attemptId }, CONNECT_TIMEOUT_MS);
   } finally {
     await knex('connect_attempts').where({ id: attemptId }).delete();
   }

@@ -66,7 +66,21 @@ export function credentialHeader(auth: IntegrationAuth, credential: Record<strin
   const fields = Object.keys(credential);
   const template = d.value ?? (fields.length === 1 ? `{$credential.${fields[0]}}` : '');
   const value = template.replace(TEMPLATE, (_, f: string) => credential[f] ?? '');
-  return [d.name, `${d.prefix ?? ''}${value}`];
+  return [d.name, `${headerPrefix(d.name, d.prefix)}${value}`];
+}
+
+/** An HTTP token (RFC 9110 5.6.2): a bare auth scheme such as `Bearer`. */
+const AUTH_SCHEME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
+/**
+ * `prefix` is literal, except that a bare auth scheme before an Authorization header's value gets
+ * the one space the header's grammar needs: packages in the field write `prefix: "Bearer"`, and
+ * the format's own runtime sends `Bearer <token>` for it. Decided on the declared prefix alone,
+ * never on the secret; composite prefixes (`Token token=`) and other headers stay as written.
+ */
+function headerPrefix(name: string, prefix = ''): string {
+  const authorization = /^(proxy-)?authorization$/i.test(name);
+  return authorization && AUTH_SCHEME.test(prefix) ? `${prefix} ` : prefix;
 }
 
 /** Every credential value (and the injected header value) replaced by `[redacted]` in `text`. */

@@ -10,6 +10,7 @@ import { checkDestination, EgressError, egressDispatcher } from '../egress.ts';
 import { readCapped } from '../http/read-capped.ts';
 import { decryptSecret, encryptSecret } from '../secrets.ts';
 import type { IntegrationAuth, OAuth2Settings } from './auths.ts';
+import type { TokenEndpointAuthMethod } from './oauth2-settings.ts';
 import { internalHostsAllowed } from './uris.ts';
 
 export const CALLBACK_PATH = '/api/integrations/connect/callback';
@@ -58,6 +59,8 @@ export function requestedScopes(settings: OAuth2Settings, extra: readonly string
 export function authorizationRequest(settings: OAuth2Settings, clientId: string, callback: string, scopes: string[]): { url: string; state: string; verifier?: string } {
   const state = randomBytes(32).toString('base64url');
   const url = new URL(settings.authorizationUrl);
+  // The auth's own parameters first: those the service sets below always win (import refuses them anyway).
+  for (const [name, value] of Object.entries(settings.authorizationParams)) url.searchParams.set(name, value);
   url.searchParams.set('response_type', 'code');
   url.searchParams.set('client_id', clientId);
   url.searchParams.set('redirect_uri', callback);
@@ -98,9 +101,21 @@ export interface TokenResult {
 }
 
 /**
- * POSTs a grant to the auth's token endpoint (client_secret_basic, no redirect followed, the
- * egress policy applied) and returns the new credential. `previous` keeps a refresh token the
- * provider does not rotate.
+ * How the client authenticates, per the auth's `token_endpoint_auth_method` (RFC 6749 2.3.1):
+ * HTTP Basic with both parts form-encoded, or `client_id` and `client_secret` in the body
+ * (`client_secret_post`), or `client_id` alone for a public client (`none`).
+ */
+export function clientAuthentication(method: TokenEndpointAuthMethod, client: OAuthClient): { headers: Record<string, string>; body: Record<string, string> } {
+  if (method === 'client_secret_post') return { headers: {}, body: { client_id: client.clientId, client_secret: client.clientSecret } };
+  if (method === 'none') return { headers: {}, body: { client_id: client.clientId } };
+  const basic = Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64');
+  return { headers: { authorization: `Basic ${basic}` }, body: {} };
+}
+
+/**
+ * POSTs a grant to the auth's token endpoint (the client authenticated as the auth says, no
+ * redirect followed, the egress policy applied) and returns the new credential. `previous`
+ * keeps a refresh token the provider does not rotate.
  */
 export async function tokenRequest(
   config: Pick<Config, 'egressAllowInternalHosts' | 'extraCaCertsPath'>,
@@ -117,15 +132,15 @@ export async function tokenRequest(
     if (err instanceof EgressError) throw new TokenRefused(`The token endpoint is not allowed: ${err.message}`);
     throw err;
   }
-  const basic = Buffer.from(`${encodeURIComponent(client.clientId)}:${encodeURIComponent(client.clientSecret)}`).toString('base64');
+  const authn = clientAuthentication(settings.tokenEndpointAuthMethod, client);
   let status: number;
   let text: string;
   const dispatcher = egressDispatcher(allowInternal, TOKEN_TIMEOUT_MS, config.extraCaCertsPath);
   try {
     const res = await request(settings.tokenUrl, {
       method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', authorization: `Basic ${basic}` },
-      body: new URLSearchParams(grant).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json', ...authn.headers },
+      body: new URLSearchParams({ ...grant, ...authn.body }).toString(),
       dispatcher,
       headersTimeout: TOKEN_TIMEOUT_MS,
       bodyTimeout: TOKEN_TIMEOUT_MS,
@@ -174,8 +189,4 @@ export interface CodeExchangeFields {
   oauth2_code: string;
   redirect_uri: string;
   code_verifier?: string;
-}
-
-export function refreshWorkflowId(connectionId: string): string {
-  return `refresh:${connectionId}`;
 }

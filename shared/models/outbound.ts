@@ -2,10 +2,11 @@
 // sidecar's, the LLM proxy's, and the test and discovery routes'), and the small probes those
 // routes make. The egress policy holds whichever way a call leaves: directly, every connection
 // re-checks its address; through the organization's proxy, the proxy's address is checked at
-// connect and the target before the call (the proxy resolves it, so it cannot be re-checked).
+// connect, and the target's address before the call when the URL names one: a name is the
+// proxy's to resolve (the service's own host often cannot, behind a corporate proxy).
 import { type Dispatcher, request } from 'undici';
 import type { Config } from '../config.ts';
-import { checkDestination, egressDispatcher, egressProxyAgent } from '../egress.ts';
+import { checkDestination, checkProxiedDestination, egressDispatcher, egressProxyAgent } from '../egress.ts';
 import { AnswerTooLarge, readCapped } from '../http/read-capped.ts';
 import { redact } from '../integrations/deliver.ts';
 import type { ModelConfig, ModelProvider } from './resolve.ts';
@@ -27,8 +28,11 @@ export async function outboundDispatcher(
   opts: { proxyUrl?: string; operatorHosts?: string[] } = {},
 ): Promise<Dispatcher> {
   const allow = [...config.egressAllowInternalHosts, ...(opts.operatorHosts ?? []).map((h) => h.toLowerCase())];
-  await checkDestination(targetUrl, { allowInternalHosts: allow });
-  if (!opts.proxyUrl) return egressDispatcher(allow, 10_000, config.extraCaCertsPath);
+  if (!opts.proxyUrl) {
+    await checkDestination(targetUrl, { allowInternalHosts: allow });
+    return egressDispatcher(allow, 10_000, config.extraCaCertsPath);
+  }
+  checkProxiedDestination(targetUrl, { allowInternalHosts: allow });
   await checkDestination(opts.proxyUrl, { allowInternalHosts: config.egressAllowInternalHosts });
   return egressProxyAgent(opts.proxyUrl, config.egressAllowInternalHosts, 10_000, config.extraCaCertsPath);
 }

@@ -125,6 +125,14 @@ export function redirectUriProblem(uri: string): string | undefined {
   return 'must use https (http only for localhost, 127.0.0.1 or [::1])';
 }
 
+/**
+ * The permissions among requested scopes. OIDC libraries register clients listing the OpenID
+ * scopes too; those are always allowed, so listing them changes nothing and they are not stored.
+ */
+export function permissionScopes(scopes: readonly string[]): string[] {
+  return scopes.filter((s) => !(OIDC_SCOPES as readonly string[]).includes(s));
+}
+
 /** The requested permissions a client of this level cannot be granted. */
 export function scopesBeyondLevel(level: ClientLevel, scopes: readonly string[]): string[] {
   const grantable = new Set(grantableScopes(level));

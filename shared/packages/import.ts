@@ -5,6 +5,7 @@ import { isUniqueViolation } from '../db/errors.ts';
 import { problem } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { validateManifest } from './manifest-schema.ts';
+import { promptTemplateErrors } from './prompt-template.ts';
 import { MAIN_FILE, type FileMap, type PackageRow, type PackageType, fileText, splitName } from './types.ts';
 import { visibleHomes } from './visibility.ts';
 
@@ -39,6 +40,11 @@ export function manifestOf(files: FileMap): Record<string, any> & { type: Packag
   const main = MAIN_FILE[manifest.type];
   if (main && files[main]?.encoding !== 'utf8') {
     throw problem('invalid_archive', files[main] ? `${main} must be UTF-8 text` : `A ${manifest.type} archive needs ${main} at its root`);
+  }
+  // An agent's prompt is a template (DESIGN.md 5); SKILL.md is not.
+  if (manifest.type === 'agent') {
+    const errors = promptTemplateErrors(files[main!].content, main!);
+    if (errors.length) throw problem('validation_failed', { detail: errors[0].message, errors });
   }
   return manifest;
 }

@@ -1,4 +1,4 @@
-// Package manifests (SPEC 2.12, schema_version 0.3): one JSON Schema per type, published as is,
+// Package manifests (SPEC 2.12, schema_version 0.x): one JSON Schema per type, published as is,
 // plus the checks a schema cannot express (input/output and credentials schemas must compile,
 // with patterns the linear-time engine can run; literal
 // authorized_uris for auths with `connect`, login success criteria in the condition grammar,
@@ -9,9 +9,18 @@ import { type ProblemFieldError, problem } from '../errors.ts';
 import { unsafeFileFieldErrors } from '../files/run-inputs.ts';
 import { parseCondition } from '../integrations/criteria.ts';
 import { bodyAjv, toFieldErrors, userSchemaErrors } from '../validation.ts';
+import { oauth2ManifestErrors, TOKEN_ENDPOINT_AUTH_METHODS } from '../integrations/oauth2-settings.ts';
 import { PACKAGE_TYPES, type PackageType } from './types.ts';
+import { vendorMetaKeys } from './vendor-meta.ts';
 
-export const MANIFEST_SCHEMA_VERSION = '0.3';
+/**
+ * The major of the package format this service reads: every `0.x` (real packages ship `0.1`, the
+ * SPEC says `0.3`); another major is refused naming the range, as the format's own runtime does.
+ */
+export const MANIFEST_SCHEMA_MAJOR = 0;
+export const MANIFEST_SCHEMA_RANGE = `${MANIFEST_SCHEMA_MAJOR}.x`;
+/** `<major>.<minor>`, a patch tolerated (the format's runtime reads only the major). */
+const SCHEMA_VERSION = /^(0|[1-9]\d*)\.(0|[1-9]\d*)(\.(0|[1-9]\d*))?$/;
 export const PACKAGE_NAME_PATTERN = '^@[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$';
 /** semver.org's reference expression. */
 export const SEMVER_PATTERN =
@@ -28,7 +37,7 @@ const common = {
   name: { type: 'string', pattern: PACKAGE_NAME_PATTERN, maxLength: 214 },
   version: { type: 'string', pattern: SEMVER_PATTERN, maxLength: 64 },
   type: { enum: [...PACKAGE_TYPES] },
-  schema_version: { const: MANIFEST_SCHEMA_VERSION },
+  schema_version: { type: 'string', pattern: `^${MANIFEST_SCHEMA_MAJOR}\\.(0|[1-9]\\d*)(\\.(0|[1-9]\\d*))?$`, description: `Any ${MANIFEST_SCHEMA_RANGE}` },
   display_name: { type: 'string', minLength: 1, maxLength: 200 },
   description: { type: 'string', maxLength: 2000 },
   long_description: str,
@@ -98,6 +107,8 @@ const login = {
   },
 };
 
+const scopeSeparator = { type: 'string', minLength: 1, maxLength: 4 } as const;
+
 const auth = {
   type: 'object',
   required: ['type'],
@@ -113,9 +124,23 @@ const auth = {
         authorization_url: { type: 'string', format: 'uri' },
         token_url: { type: 'string', format: 'uri' },
         scopes: { type: 'array', items: { type: 'string', minLength: 1 } },
-        scope_separator: { type: 'string', minLength: 1, maxLength: 4 },
+        scope_separator: scopeSeparator,
         pkce: { type: 'boolean' },
       },
+    },
+    // The provider as packages in the field describe it (the format's own shape, read first-class
+    // beside `oauth2`; shared/integrations/oauth2-settings.ts): endpoints, default scopes, how the client
+    // authenticates, PKCE methods, extra authorization parameters, and the scope separator under
+    // `_meta["dev.appstrate/oauth"]` (or `dev.service/oauth`).
+    authorization_endpoint: { type: 'string', format: 'uri', pattern: '^https?://' },
+    token_endpoint: { type: 'string', format: 'uri', pattern: '^https?://' },
+    default_scopes: { type: 'array', items: { type: 'string', minLength: 1 } },
+    token_endpoint_auth_method: { enum: [...TOKEN_ENDPOINT_AUTH_METHODS] },
+    code_challenge_methods_supported: { type: 'array', items: { type: 'string', minLength: 1 } },
+    authorization_params: { type: 'object', additionalProperties: { type: 'string' } },
+    _meta: {
+      type: 'object',
+      properties: Object.fromEntries(vendorMetaKeys('oauth').map((k) => [k, { type: 'object', properties: { scope_separator: scopeSeparator } }])),
     },
     authorized_uris: { type: 'array', items: { type: 'string', minLength: 1 } },
     delivery: {
@@ -213,6 +238,7 @@ function extraChecks(type: PackageType, m: Record<string, any>): ProblemFieldErr
   if (type === 'integration') {
     for (const [key, a] of Object.entries((m.auths ?? {}) as Record<string, any>)) {
       if (a?.credentials?.schema !== undefined) errors.push(...userSchemaErrors(a.credentials.schema, `manifest.auths.${key}.credentials.schema`));
+      if (a?.type === 'oauth2') errors.push(...oauth2ManifestErrors(key, a));
     }
     for (const [key, a] of Object.entries((m.auths ?? {}) as Record<string, any>)) {
       if (!a?.connect) continue;
@@ -235,6 +261,22 @@ function extraChecks(type: PackageType, m: Record<string, any>): ProblemFieldErr
     }
   }
   return errors;
+}
+
+/**
+ * A well-formed schema_version of another major, refused alone and first: under another major the
+ * other fields may mean something else, so their errors would only mislead. A malformed one is
+ * left to the schema's pattern.
+ */
+function unsupportedSchemaVersion(version: unknown): ProblemFieldError | undefined {
+  const m = typeof version === 'string' ? SCHEMA_VERSION.exec(version) : null;
+  if (!m || Number(m[1]) === MANIFEST_SCHEMA_MAJOR) return undefined;
+  return {
+    field: 'manifest.schema_version',
+    code: 'invalid_value',
+    message: `manifest.schema_version ${version} is not supported: this service reads schema_version ${MANIFEST_SCHEMA_RANGE} (0.1 to 0.3 and any later 0.x)`,
+    supported: MANIFEST_SCHEMA_RANGE,
+  };
 }
 
 /** Field names relative to the manifest document, re-rooted at `manifest`. */
@@ -264,6 +306,8 @@ export function validateManifest(manifest: unknown, expectedType?: PackageType):
     const allowed = expectedType ? [expectedType] : PACKAGE_TYPES;
     fail([{ field: 'manifest.type', code: m.type === undefined ? 'required' : 'invalid_value', message: `manifest.type must be one of ${JSON.stringify(allowed)}` }]);
   }
+  const unsupported = unsupportedSchemaVersion(m.schema_version);
+  if (unsupported) fail([unsupported]);
   const validate = validatorFor(type);
   if (!validate(m)) fail(underManifest(toFieldErrors(validate.errors ?? [])));
   const errors = extraChecks(type, m);

@@ -1,14 +1,6 @@
 // How runAgent retries executeAgent (DESIGN.md section 8), shared by the workflow that schedules
 // the attempts and the activity that judges them. No imports: the workflow bundle includes it.
-
-/**
- * The task queue executeAgent runs on, apart from the run workflows' own: a worker serves it
- * with WORKER_MAX_CONCURRENT_RUNS slots, and a run waiting for one stays `pending`.
- */
-export const AGENT_SANDBOX_TASK_QUEUE = 'agent-sandboxes';
-
-/** Signalled by executeAgent when it holds a slot and starts the sandbox: the run is `running` from then on. */
-export const SANDBOX_STARTED_SIGNAL = 'sandboxStarted';
+// Its queue and its `sandboxStarted` signal are the Temporal contract's (temporal/contract/).
 
 /** A worker silent this long has lost its run; the next attempt resumes it elsewhere. */
 export const HEARTBEAT_TIMEOUT_SECONDS = 10;

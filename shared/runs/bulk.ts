@@ -53,10 +53,6 @@ export function newBulkJobId(): string {
   return `bulk_${randomBase62(24)}`;
 }
 
-export function bulkWorkflowId(jobId: string): string {
-  return `bulk:${jobId}`;
-}
-
 /** The run a replay item launches: derived from job and run, so a retried page finds it. */
 export function replayRunId(jobId: string, runId: string): string {
   return `run_${deterministicEventId(`bulk:${jobId}:${runId}`).slice('evt_'.length)}`;

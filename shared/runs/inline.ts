@@ -6,13 +6,14 @@ import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import type { Config, InlineRunLimits } from '../config.ts';
 import { type ProblemFieldError, problem } from '../errors.ts';
-import { PLATFORM_TASK_QUEUE } from '../events/publish.ts';
 import { newId } from '../ids.ts';
 import { manifestFile } from '../packages/draft.ts';
 import { validateManifest } from '../packages/manifest-schema.ts';
+import { promptTemplateErrors } from '../packages/prompt-template.ts';
 import { agentOf, DEFAULT_RUNTIME_TOOLS, type ResolvedAgent } from '../packages/resolve-agent.ts';
 import { type FileMap, type PackageRow, splitName } from '../packages/types.ts';
 import { runInput } from '../validation.ts';
+import { startPurgeInlinePackageWorkflow } from '../../temporal/starters/purge-inline-package.ts';
 import { admitRun, type LaunchRequest } from './launch.ts';
 import type { RunRow } from './model.ts';
 
@@ -92,6 +93,9 @@ export function checkInlineRun(limits: InlineRunLimits, body: InlineRunBody): Ch
   const errors = inlineLimitErrors(limits, body);
   if (errors.length > 0) throw problem('inline_limit_exceeded', { detail: errors[0].message, errors });
   const manifest = validateManifest(body.manifest, 'agent');
+  // The prompt is a template, refused as at import when it does not parse (DESIGN.md 5).
+  const templateErrors = promptTemplateErrors(body.prompt, 'prompt');
+  if (templateErrors.length) throw problem('validation_failed', { detail: templateErrors[0].message, errors: templateErrors });
   return { manifest, input: runInput(manifest.input?.schema, body.input) };
 }
 
@@ -144,11 +148,7 @@ export async function admitInlineRun(
     const agent = await agentOf(trx, pkg, manifest.version, manifest, files);
     const run = await admitRun(trx, config.platformRunLimits, { ...launch, agent, input });
     try {
-      await workflows.workflow.start('purgeInlinePackage', {
-        taskQueue: PLATFORM_TASK_QUEUE,
-        workflowId: `purge:${pkg.id}`, // DESIGN.md 2
-        args: [{ packageId: pkg.id, retentionDays: config.inlineRunLimits.retention_days }],
-      });
+      await startPurgeInlinePackageWorkflow(workflows, { packageId: pkg.id, retentionDays: config.inlineRunLimits.retention_days });
     } catch {
       throw problem('service_unavailable', 'The inline run could not be queued: the workflow service is unavailable');
     }

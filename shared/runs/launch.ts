@@ -12,11 +12,9 @@ import { withRunId } from '../observability/context.ts';
 import { type InputFile, insertInputFiles } from '../files/run-inputs.ts';
 import { agentForRun, type ResolvedAgent } from '../packages/resolve-agent.ts';
 import { effectiveTimeoutSeconds } from '../packages/timeout.ts';
-import { OrgIdKey, PackageIdKey, RunStatusKey, SpaceIdKey } from '../../temporal/search-attributes.ts';
+import { startRemoteRunWorkflow, startRunAgentWorkflow } from '../../temporal/starters/run-workflows.ts';
 import { notifyRunEvent, RUN_EVENTS_CHANNEL, runEventPayload } from './events.ts';
 import type { RunRow } from './model.ts';
-
-export const AGENT_RUNS_TASK_QUEUE = 'agent-runs';
 
 export interface LaunchRequest {
   orgId: string;
@@ -107,23 +105,13 @@ function refusal(err: unknown, limits: PlatformRunLimits): unknown {
 
 export async function startRunWorkflow(knex: Knex, workflows: Client, run: RunRow, agent: ResolvedAgent): Promise<void> {
   try {
-    // A remote run's workflow keeps its sink's deadline instead of running a sandbox.
-    const remote = run.executor === 'remote';
-    // Traced, the run id rides along (baggage) into the workflow's and its activities' spans.
-    await withRunId(run.id, () => workflows.workflow.start(remote ? 'remoteRun' : 'runAgent', {
-      taskQueue: AGENT_RUNS_TASK_QUEUE,
-      workflowId: run.id,
-      // Its activities inherit the key: when runs wait for sandbox slots, each organization gets
-      // its share of them in turn instead of queueing behind another's burst (DESIGN.md 8).
-      priority: { fairnessKey: run.org_id },
-      args: [{ runId: run.id, timeoutSeconds: run.timeout_seconds, orgId: run.org_id, ...(remote ? { sinkExpiresAt: run.sink_expires_at!.toISOString() } : {}) }],
-      typedSearchAttributes: [
-        { key: OrgIdKey, value: run.org_id },
-        { key: SpaceIdKey, value: run.space_id },
-        { key: PackageIdKey, value: agent.fullName },
-        { key: RunStatusKey, value: 'pending' },
-      ],
-    }));
+    // A remote run's workflow keeps its sink's deadline instead of running a sandbox. Traced, the
+    // run id rides along (baggage) into the workflow's and its activities' spans.
+    await withRunId(run.id, () =>
+      run.executor === 'remote'
+        ? startRemoteRunWorkflow(workflows, { ...run, sink_expires_at: run.sink_expires_at! }, agent.fullName)
+        : startRunAgentWorkflow(workflows, run, agent.fullName),
+    );
     runsLaunched.inc({ executor: run.executor, outcome: 'started' });
   } catch (err) {
     runsLaunched.inc({ executor: run.executor, outcome: 'queue_failed' });

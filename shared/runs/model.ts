@@ -58,6 +58,15 @@ export function runsWithPackage(knex: Knex): Knex.QueryBuilder {
   return knex('runs as r').join('packages as p', 'p.id', 'r.package_id');
 }
 
+/**
+ * The run's usage as real clients read it (DESIGN.md 5): Appstrate's CLI and GitHub Action show
+ * `tokenUsage` and `cost`, and print nothing for a run that made no model call (null then).
+ */
+export function clientUsage(usage: RunUsage): { tokenUsage: { input_tokens: number; output_tokens: number } | null; cost: number | null } {
+  const none = usage.inputTokens === 0 && usage.outputTokens === 0 && usage.costUsd === 0;
+  return none ? { tokenUsage: null, cost: null } : { tokenUsage: { input_tokens: usage.inputTokens, output_tokens: usage.outputTokens }, cost: usage.costUsd };
+}
+
 export function runDto(row: RunRow & { scope?: string; name?: string }) {
   // null, not 0, for a run that never started: a client tells "never ran" from "instant".
   const duration = row.started_at && row.finished_at ? row.finished_at.getTime() - row.started_at.getTime() : null;
@@ -82,12 +91,13 @@ export function runDto(row: RunRow & { scope?: string; name?: string }) {
     sandboxMode: row.sandbox_mode,
     sinkExpiresAt: row.sink_expires_at?.toISOString() ?? null,
     usage: row.usage,
+    ...clientUsage(row.usage),
   };
 }
 
 export const runSchema = {
   type: 'object',
-  required: ['object', 'id', 'packageId', 'version', 'status', 'input', 'result', 'error', 'createdAt', 'usage'],
+  required: ['object', 'id', 'packageId', 'version', 'status', 'input', 'result', 'error', 'createdAt', 'usage', 'tokenUsage', 'cost'],
   properties: {
     object: { const: 'run' },
     id: { type: 'string', pattern: '^run_' },
@@ -115,5 +125,12 @@ export const runSchema = {
       type: 'object',
       properties: { inputTokens: { type: 'integer' }, outputTokens: { type: 'integer' }, costUsd: { type: 'number' } },
     },
+    tokenUsage: {
+      type: ['object', 'null'],
+      required: ['input_tokens', 'output_tokens'],
+      properties: { input_tokens: { type: 'integer' }, output_tokens: { type: 'integer' } },
+      description: "`usage`'s token counts as clients of this interface read them; null while the run has made no model call",
+    },
+    cost: { type: ['number', 'null'], description: '`usage.costUsd` (USD); null while the run has made no model call' },
   },
 };

@@ -4,7 +4,7 @@
 // `remoteRun` workflow as a Temporal update, so the workflow stays the one writer of status.
 import { ApplicationFailure, type Client, WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { extendSink, finishRemoteRun, type RemoteReport, SINK_EXPIRED, SINK_EXPIRED_ERROR, startRemoteRun } from '../../workflows/remote-run-updates.ts';
+import { extendSink, finishRemoteRun, type RemoteReport, SINK_EXPIRED, SINK_EXPIRED_ERROR, startRemoteRun } from '../../temporal/contract/runs.ts';
 import { safeEqual, sha256Hex } from '../crypto.ts';
 import { problem } from '../errors.ts';
 import { randomBase62 } from '../ids.ts';

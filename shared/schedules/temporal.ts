@@ -1,17 +1,11 @@
 // The Temporal Schedule behind each schedule row (DESIGN.md section 2): same id, cron in the
-// row's IANA time zone, action = start `scheduledRun` on `agent-runs`. Fire times, including
-// `next_run_at`, come from Temporal alone.
+// row's IANA time zone, action = start `scheduledRun` on `agent-runs` (temporal/starters/
+// scheduled-run.ts). Fire times, including `next_run_at`, come from Temporal alone.
 import { type Client, ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
 import { problem } from '../errors.ts';
-import { AGENT_RUNS_TASK_QUEUE } from '../runs/launch.ts';
 import { OrgIdKey, PackageIdKey, SpaceIdKey } from '../../temporal/search-attributes.ts';
+import { scheduledRunAction } from '../../temporal/starters/scheduled-run.ts';
 import type { ScheduleRow } from './model.ts';
-
-export const SCHEDULED_RUN_WORKFLOW = 'scheduledRun';
-
-export interface ScheduledRunInput {
-  scheduleId: string;
-}
 
 /** What the Temporal Schedule is made of: the row, and its agent's '@scope/name'. */
 export type Definition = Pick<ScheduleRow, 'id' | 'org_id' | 'space_id' | 'cron_expression' | 'timezone' | 'enabled' | 'disabled_reason'> & { packageId: string };
@@ -26,15 +20,7 @@ function definition(row: Definition) {
   return {
     typedSearchAttributes,
     spec: { cronExpressions: [row.cron_expression], timezone: row.timezone },
-    action: {
-      type: 'startWorkflow' as const,
-      workflowType: SCHEDULED_RUN_WORKFLOW,
-      taskQueue: AGENT_RUNS_TASK_QUEUE,
-      // Temporal appends the tick's time, so each tick is its own workflow (and run id seed).
-      workflowId: `tick:${row.id}`,
-      args: [{ scheduleId: row.id } satisfies ScheduledRunInput],
-      typedSearchAttributes,
-    },
+    action: scheduledRunAction(row.id, typedSearchAttributes),
     // Each tick only launches a run and ends, so ticks never wait on one another; a tick missed
     // during an outage still fires within five minutes, older ones are dropped.
     policies: { overlap: ScheduleOverlapPolicy.ALLOW_ALL, catchupWindow: '5 minutes' },

@@ -20,7 +20,7 @@
 // MALLOC_ARENA_MAX, NODE_COMPILE_CACHE or NODE_DISABLE_COMPILE_CACHE in the environment.
 // SERVICE_PROCESS_TUNING=off starts the process as it was asked, without the idle release.
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { PROJECT_ROOT } from '../project-root.ts';
 import { releaseMemoryWhenIdle } from './idle-memory.ts';
 
 /** The worker's young-generation cap (MB per semi-space). */

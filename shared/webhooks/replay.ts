@@ -4,17 +4,17 @@
 // delivery may run again) and the FAIL conflict policy (a running one is never doubled), as one
 // attempt numbered after the last recorded attempt of that event to that webhook. An event the
 // webhook's outbox still holds (its first attempt not made or not finished) is running too.
-import { type Client, WorkflowExecutionAlreadyStartedError, WorkflowNotFoundError } from '@temporalio/client';
+import { type Client, WorkflowNotFoundError } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { deliveryWorkflowId, PLATFORM_TASK_QUEUE, WEBHOOK_EVENT_TYPES } from '../events/publish.ts';
-import { OUTBOX_HELD_QUERY, outboxWorkflowId } from './outbox.ts';
+import { outboxHeld, retryNow } from '../../temporal/contract/webhooks.ts';
+import { deliveryWorkflowId, startDeliverWebhookWorkflow } from '../../temporal/starters/deliver-webhook.ts';
+import { outboxWorkflowId } from '../../temporal/starters/webhook-outbox.ts';
+import { WEBHOOK_EVENT_TYPES } from '../events/publish.ts';
 
 /** Events one replay call queues at most; the rest is left for a call from `nextSince`. */
 export const REPLAY_MAX_EVENTS = 1000;
 /** Deliveries started at once while a replay queues its events. */
 const START_CONCURRENCY = 20;
-/** Same as workflows/webhooks/deliver-webhook.ts RETRY_NOW_SIGNAL (no workflow code in the API). */
-const RETRY_NOW_SIGNAL = 'retryNow';
 
 export interface ReplayHook {
   id: string;
@@ -50,27 +50,15 @@ export async function heldByOutbox(workflows: Client, webhookId: string): Promis
   const handle = workflows.workflow.getHandle(outboxWorkflowId(webhookId));
   try {
     if ((await handle.describe()).status.name !== 'RUNNING') return new Set();
-    return new Set(await workflows.connection.withDeadline(Date.now() + OUTBOX_QUERY_MS, () => handle.query<string[]>(OUTBOX_HELD_QUERY)));
+    return new Set(await workflows.connection.withDeadline(Date.now() + OUTBOX_QUERY_MS, () => handle.query(outboxHeld)));
   } catch {
     return new Set(); // never started, or no answer: the starts below still never double a running ladder
   }
 }
 
 /** Starts one attempt unless a delivery of the event to the webhook is running: 'started' or 'running'. */
-export async function startReplayDelivery(workflows: Client, eventId: string, webhookId: string, firstAttempt: number): Promise<'started' | 'running'> {
-  try {
-    await workflows.workflow.start('deliverWebhook', {
-      taskQueue: PLATFORM_TASK_QUEUE,
-      workflowId: deliveryWorkflowId(eventId, webhookId),
-      args: [{ eventId, webhookId, single: true, firstAttempt }],
-      workflowIdReusePolicy: 'ALLOW_DUPLICATE',
-      workflowIdConflictPolicy: 'FAIL',
-    });
-    return 'started';
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) return 'running';
-    throw err;
-  }
+export function startReplayDelivery(workflows: Client, eventId: string, webhookId: string, firstAttempt: number): Promise<'started' | 'running'> {
+  return startDeliverWebhookWorkflow(workflows, { eventId, webhookId, single: true, firstAttempt }, 'again');
 }
 
 /**
@@ -81,7 +69,7 @@ export async function retryDeliveryNow(workflows: Client, eventId: string, webho
   for (let i = 0; i < 3; i++) {
     if ((await startReplayDelivery(workflows, eventId, webhookId, firstAttempt)) === 'started') return 'started';
     try {
-      await workflows.workflow.getHandle(deliveryWorkflowId(eventId, webhookId)).signal(RETRY_NOW_SIGNAL);
+      await workflows.workflow.getHandle(deliveryWorkflowId(eventId, webhookId)).signal(retryNow);
       return 'running';
     } catch (err) {
       // It closed between the two calls: start it again.

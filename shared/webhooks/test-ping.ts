@@ -1,7 +1,8 @@
 // `test.ping` (SPEC 4.9): one signed delivery to one webhook, sent even when it is disabled.
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
-import { startDelivery, storeEvent } from '../events/publish.ts';
+import { startDeliverWebhookWorkflow } from '../../temporal/starters/deliver-webhook.ts';
+import { storeEvent } from '../events/publish.ts';
 import { newId } from '../ids.ts';
 import { envelopeBody } from './payload.ts';
 
@@ -21,7 +22,7 @@ export async function sendTestPing(
     occurredAt: new Date(),
   };
   await storeEvent(knex, event);
-  await startDelivery(workflows, event.id, hook.id, true);
+  await startDeliverWebhookWorkflow(workflows, { eventId: event.id, webhookId: hook.id, single: true }, 'first');
   const body = envelopeBody(
     { id: event.id, type: event.type, org_id: event.orgId, space_id: event.spaceId, package_id: null, data: { object: event.object }, occurred_at: event.occurredAt },
     hook.payload_mode,

@@ -4,7 +4,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { waitForHealthy } from '../../shared/stack/health.ts';
 import { freePort } from '../../shared/stack/ports.ts';
-import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { PROJECT_ROOT } from '../../shared/project-root.ts';
 import { stack } from '../support/stack.ts';
 import { workerEnv } from '../support/worker.ts';
 

@@ -11,7 +11,7 @@ import { Agent } from 'undici';
 import { createKnex } from '../../shared/db/knex.ts';
 import { notifyRunEvent } from '../../shared/runs/events.ts';
 import { freePort } from '../../shared/stack/ports.ts';
-import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { PROJECT_ROOT } from '../../shared/project-root.ts';
 import { mochaGlobalSetup, mochaGlobalTeardown } from '../setup/global.ts';
 import { newKey, newOrg } from '../support/api.ts';
 import { importAgent } from '../support/packages.ts';

@@ -172,7 +172,7 @@ const rawSubs = new Subscribers();
 const rawConnect = await rawSubs.connect(rawUrl, SUBSCRIBERS);
 const bare = await measure(rawSubs, async (i) => {
   // The same frame shape the service sends: a logDto with runId.
-  const data = JSON.stringify({ object: 'run_log', seq: i + 1, level: 'info', type: 'bench', message: `bench-${i}`, createdAt: new Date().toISOString(), runId });
+  const data = JSON.stringify({ object: 'run_log', id: i + 1, seq: i + 1, runId, level: 'info', type: 'progress', event: 'progress', kind: 'bench', message: `bench-${i}`, createdAt: new Date().toISOString() });
   frameNo++;
   for (const res of open) res.write(`event: run_log\nid: raw:${frameNo}\ndata: ${data}\n\n`);
 });

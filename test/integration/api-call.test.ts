@@ -67,27 +67,34 @@ const read = (p: string) => {
 };
 
 /** Readable memory of a process, region by region (root reads another uid's memory). */
-function memoryContains(pid: number, needles: string[]): boolean[] {
+/**
+ * Whether the process's readable memory holds each needle. Asynchronous reads with a turn of the
+ * event loop between regions: the worker under test shares this process, and a scan that held
+ * the loop for its heartbeat timeout (10 s, reached on a loaded machine) would have its run's
+ * attempt retried beside the live one.
+ */
+async function memoryContains(pid: number, needles: string[]): Promise<boolean[]> {
   const found = needles.map(() => false);
-  const fd = fs.openSync(`/proc/${pid}/mem`, 'r');
+  const fh = await fs.promises.open(`/proc/${pid}/mem`, 'r');
   try {
-    for (const line of fs.readFileSync(`/proc/${pid}/maps`, 'utf8').split('\n')) {
+    for (const line of (await fs.promises.readFile(`/proc/${pid}/maps`, 'utf8')).split('\n')) {
       const m = /^([0-9a-f]+)-([0-9a-f]+) (r)/.exec(line);
       if (!m) continue;
       const start = Number.parseInt(m[1], 16);
       const size = Math.min(Number.parseInt(m[2], 16) - start, 256 * 1024 * 1024);
       const buf = Buffer.alloc(size);
       try {
-        fs.readSync(fd, buf, 0, size, start);
+        await fh.read(buf, 0, size, start);
       } catch {
         continue;
       }
       needles.forEach((n, i) => {
         if (!found[i] && buf.includes(n)) found[i] = true;
       });
+      await new Promise((r) => setImmediate(r));
     }
   } finally {
-    fs.closeSync(fd);
+    await fh.close();
   }
   return found;
 }
@@ -117,12 +124,13 @@ function filesUnder(dir: string): string[] {
  * the run, and pids wrap around, so the serving runtime is the one holding `control` (a string
  * the run's runtime must hold: it proves the memory scan works); no runtime may hold a secret.
  */
-function inspectSandbox(control: string) {
+async function inspectSandbox(control: string) {
   const mine = descendants(process.pid);
   // The sandboxed node (argv[0] as bwrap execs it), not bwrap or the shell that name it too.
   const runtime = mine.filter((pid) => read(`/proc/${pid}/cmdline`).toString().split('\0')[0] === '/opt/node/node');
   const envs = mine.map((pid) => read(`/proc/${pid}/environ`).toString() + read(`/proc/${pid}/cmdline`).toString());
-  const scans = runtime.map((pid) => memoryContains(pid, [TOKEN, HEADER_VALUE, control]));
+  const scans: boolean[][] = [];
+  for (const pid of runtime) scans.push(await memoryContains(pid, [TOKEN, HEADER_VALUE, control]));
   const tokenInMemory = scans.some((s) => s[0]);
   const headerInMemory = scans.some((s) => s[1]);
   const serving = runtime[scans.findIndex((s) => s[2])];
@@ -211,22 +219,22 @@ describe('api_call (credentials used without being seen)', function () {
     const done = await org.client.get(`/api/runs/${res.body.id}?wait=30`);
     expect(done.body.status, done.body.error).to.equal('success');
     const logs = await org.client.get(`/api/runs/${res.body.id}/logs`);
-    return { run: done.body, logs: logs.body.data as Array<{ level: string; type: string; message: string }> };
+    return { run: done.body, logs: logs.body.data as Array<{ level: string; kind: string; message: string }> };
   }
 
   it('injects the credential per delivery.http; the model, the log and the sandbox never see it', async () => {
     const marker = `echo-${randomBytes(4).toString('hex')}`;
     const seen: RecordedRequest[] = [];
-    let sandbox: ReturnType<typeof inspectSandbox> | undefined;
+    let sandbox: Awaited<ReturnType<typeof inspectSandbox>> | undefined;
     services.model.script(marker, [
       (req) => {
         seen.push(req);
         return toolCall('api_call', { integration: '@acme/api', method: 'GET', url: `http://127.0.0.1:${port}/v1/echo?account=${ACCOUNT}` });
       },
-      (req) => {
+      async (req) => {
         seen.push(req);
         // The runtime holds the tool result and waits for this answer: look into its sandbox now.
-        sandbox = inspectSandbox(marker);
+        sandbox = await inspectSandbox(marker);
         return toolCall('output', { done: true });
       },
     ]);
@@ -252,7 +260,7 @@ describe('api_call (credentials used without being seen)', function () {
     expect(JSON.stringify(seen[1].body)).not.to.contain(TOKEN);
 
     // The run log: one api_call entry with method, redacted URL, status and duration.
-    const entries = logs.filter((l) => l.type === 'api_call');
+    const entries = logs.filter((l) => l.kind === 'api_call');
     expect(entries).to.have.length(1);
     expect(entries[0].level).to.equal('info');
     expect(entries[0].message).to.match(new RegExp(`^GET http://127\\.0\\.0\\.1:${port}/v1/echo\\?account=\\[redacted\\] -> 200 in \\d+ ms$`));
@@ -308,7 +316,7 @@ describe('api_call (credentials used without being seen)', function () {
     // Only the redirect, the big and the huge body reached the target; the redirect was not followed.
     expect(hits.slice(before).map((h) => h.path)).to.deep.equal(['/v1/redirect', '/v1/big', '/v1/huge']);
     expect(at('/v1/landed')).to.have.length(0);
-    const entries = logs.filter((l) => l.type === 'api_call').map((l) => `${l.level} ${l.message}`);
+    const entries = logs.filter((l) => l.kind === 'api_call').map((l) => `${l.level} ${l.message}`);
     expect(entries).to.have.length(6);
     expect(entries[0]).to.match(/^warn GET https:\/\/example\.com\/v1\/x refused \(unauthorized_target\) after \d+ ms/);
     expect(entries[1]).to.match(/^warn GET .*\/admin refused \(unauthorized_target\)/);

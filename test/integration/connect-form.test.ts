@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { expect } from 'chai';
 import { openCredentials } from '../../shared/integrations/connections.ts';
-import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { PROJECT_ROOT } from '../../shared/project-root.ts';
 import { zip } from '../fixtures/packages/build.ts';
 import { type Client, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { uploadPackage } from '../support/packages.ts';

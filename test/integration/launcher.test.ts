@@ -13,7 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { freePort } from '../../shared/stack/ports.ts';
-import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { PROJECT_ROOT } from '../../shared/project-root.ts';
 import { newOrg } from '../support/api.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';

@@ -149,7 +149,7 @@ describe('MCP server dependencies', function () {
     expect(received.length).to.be.greaterThan(1); // initialize, list, call, ...
     expect(received.every((a) => a === `Bearer ${TOKEN}`), JSON.stringify(received)).to.equal(true);
 
-    const call = logs.find((l) => l.type === 'mcp_call');
+    const call = logs.find((l) => l.kind === 'mcp_call');
     expect(call, logsText).to.exist;
     expect(call.level).to.equal('info');
     expect(call.data).to.include({ server: '@mcpt/lookup-server', tool: 'lookup', ok: true });
@@ -170,7 +170,7 @@ describe('MCP server dependencies', function () {
     expect(run.status, run.error).to.equal('success');
     const offered = seen[0].body.tools.map((t: any) => t.function?.name ?? t.name);
     expect(offered.some((n: string) => n.startsWith('gone__'))).to.equal(false);
-    const warn = logs.find((l) => l.type === 'mcp' && l.level === 'warn');
+    const warn = logs.find((l) => l.kind === 'mcp' && l.level === 'warn');
     expect(warn, logsText).to.exist;
     expect(warn.message).to.contain('@mcpt/gone');
   });

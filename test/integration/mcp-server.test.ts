@@ -158,7 +158,7 @@ describe('MCP server (/api/mcp)', function () {
     expect(got.structuredContent.status).to.be.oneOf(['pending', 'running']);
     const logs = await call(client, 'get_run_logs', { run_id: launched.body.id });
     expect(logs.structuredContent.object).to.equal('list');
-    expect(logs.structuredContent.data.map((l: any) => `${l.type}:${l.message}`)).to.include.members(['status:Run started', 'agent:starting slowly']);
+    expect(logs.structuredContent.data.map((l: any) => `${l.kind}:${l.message}`)).to.include.members(['status:Run started', 'agent:starting slowly']);
     const page = await call(client, 'get_run_logs', { run_id: launched.body.id, limit: 1 });
     expect(page.structuredContent.data).to.have.length(1);
     expect(page.structuredContent).to.include({ hasMore: true, nextSince: page.structuredContent.data[0].seq });

@@ -2,7 +2,7 @@
 // instance default from MODEL_*, and what the model is shown (skills).
 import { expect } from 'chai';
 import { packageFiles, skillManifest, zip } from '../fixtures/packages/build.ts';
-import { newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
+import { newKey, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent, uploadPackage } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
@@ -67,6 +67,49 @@ describe('models', function () {
     expect(second.map((m: any) => m.role)).to.deep.equal(['user', 'assistant', 'user']);
     expect(second[1].content[0]).to.include({ type: 'tool_use', id: 'tu_1', name: 'log' });
     expect(second[2].content[0]).to.include({ type: 'tool_result', tool_use_id: 'tu_1' });
+  });
+
+  it('counts Anthropic prompt-cache reads and writes as input tokens, in a run and through the LLM proxy alike', async () => {
+    const org = await newOrg(api);
+    const created = await org.client.post('/api/models', {
+      name: 'cached-claude',
+      provider: 'anthropic',
+      baseUrl: model.url,
+      model: 'claude-cached',
+      apiKey: 'sk-ant-cache',
+      isDefault: true,
+      inputCostPerMTok: 3,
+      outputCostPerMTok: 15,
+    });
+    expect(created.status, created.text).to.equal(201);
+    await importAgent(org.client, { name: '@cache/agent' });
+    // One answer, twice: 5 new input tokens, 100 written to the prompt cache, 2000 read from it.
+    const answer = () => ({
+      id: 'msg_cache',
+      type: 'message',
+      role: 'assistant',
+      content: [{ type: 'tool_use', id: 'tu_cache', name: 'output', input: {} }],
+      stop_reason: 'tool_use',
+      usage: { input_tokens: 5, cache_creation_input_tokens: 100, cache_read_input_tokens: 2000, output_tokens: 7 },
+    });
+    model.script('cache-run', [answer]);
+    model.script('cache-proxy', [answer]);
+    const run = await org.client.post('/api/agents/@cache/agent/run', { input: { q: 'cache-run' } });
+    const done = await org.client.get(`/api/runs/${run.body.id}?wait=30`);
+    expect(done.body.status, done.body.error).to.equal('success');
+    const { client } = await newKey(api, org.client, { name: 'proxy caller' });
+    const remote = await client.post('/api/runs/remote', { packageId: '@cache/agent' });
+    expect(remote.status, remote.text).to.equal(201);
+    const proxied = await client.post(
+      '/api/llm-proxy/v1/messages',
+      { max_tokens: 100, messages: [{ role: 'user', content: 'cache-proxy' }] },
+      { headers: { 'X-Run-Id': remote.body.id } },
+    );
+    expect(proxied.status, proxied.text).to.equal(200);
+    // 2105 input tokens at 3 USD and 7 output tokens at 15 USD per million.
+    const expected = { inputTokens: 2105, outputTokens: 7, costUsd: 0.00642 };
+    expect(done.body.usage, 'the run through the sidecar').to.deep.equal(expected);
+    expect((await client.get(`/api/runs/${remote.body.id}`)).body.usage, 'the remote run through the LLM proxy').to.deep.equal(expected);
   });
 
   it('shows the model the SKILL.md of each skill the agent depends on', async () => {

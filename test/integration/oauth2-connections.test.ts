@@ -11,7 +11,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import Provider from 'oidc-provider';
 import { openCredentials } from '../../shared/integrations/connections.ts';
-import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { PROJECT_ROOT } from '../../shared/project-root.ts';
 import { zip } from '../fixtures/packages/build.ts';
 import { type Client, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { Feed } from '../support/sse-feed.ts';

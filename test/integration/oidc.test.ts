@@ -12,7 +12,7 @@ import * as oidc from 'openid-client';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createLogger } from '../../shared/log.ts';
 import { freePort } from '../../shared/stack/ports.ts';
-import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { PROJECT_ROOT } from '../../shared/project-root.ts';
 import { Client, newOrg, newUser, PASSWORD, startTestApi, type TestApi, uniqueEmail } from '../support/api.ts';
 
 const CHROMIUM = '/usr/bin/chromium';

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { waitForHealthy } from '../../shared/stack/health.ts';
 import { freePort } from '../../shared/stack/ports.ts';
-import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { PROJECT_ROOT } from '../../shared/project-root.ts';
 import { freshDatabaseOn } from '../setup/global.ts';
 import { Client, PASSWORD, uniqueEmail } from '../support/api.ts';
 import { FakeModel } from '../support/fake-model.ts';

@@ -136,7 +136,7 @@ describe('realtime (SSE)', function () {
     expect(statuses).to.include('running');
     expect(frames.find((x) => x.event === 'run_update' && x.data.status === 'success')!.data).to.deep.equal(done);
     const logs = frames.filter((x) => x.event === 'run_log').map((x) => x.data);
-    expect(logs.map((l) => `${l.type}:${l.message}`)).to.include.members(['status:Run started', 'agent:thinking', 'status:Run succeeded']);
+    expect(logs.map((l) => `${l.kind}:${l.message}`)).to.include.members(['status:Run started', 'agent:thinking', 'status:Run succeeded']);
     expect(logs.map((l) => l.seq)).to.deep.equal([...logs.keys()].map((i) => i + 1));
     for (const l of logs) expect(l).to.include({ object: 'run_log', runId: id }).and.not.have.property('data');
     const metrics = frames.filter((x) => x.event === 'run_metric').map((x) => x.data);

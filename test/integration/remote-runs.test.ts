@@ -105,7 +105,7 @@ describe('remote runs', function () {
     expect(running.startedAt).to.be.a('string');
     expect(running.usage).to.deep.equal({ inputTokens: 120, outputTokens: 30, costUsd: 0.0021 });
     const logs = (await org.client.get(`/api/runs/${created.id}/logs`)).body.data;
-    expect(logs.find((l: any) => l.type === 'runner')).to.include({ level: 'info', message: 'working on it' }).and.to.have.deep.property('data', { step: 1 });
+    expect(logs.find((l: any) => l.kind === 'runner')).to.include({ level: 'info', message: 'working on it' }).and.to.have.deep.property('data', { step: 1 });
 
     const extended = await runner.extend(120);
     expect(extended.status, JSON.stringify(extended.body)).to.equal(200);

@@ -134,7 +134,7 @@ describe('files in and out of runs (issue 16)', function () {
     const listed = await org.client.get(`/api/files?runId=${done.id}`);
     expect(listed.body.data.map((f: any) => f.id).sort()).to.deep.equal(done.files.map((f: any) => f.id).sort());
     const logs = await org.client.get(`/api/runs/${done.id}/logs`);
-    expect(logs.body.data.map((l: any) => `${l.type}:${l.message}`)).to.include(`files:Kept 2 output files (${png.length + 22} B): plot.png, summary.md`);
+    expect(logs.body.data.map((l: any) => `${l.kind}:${l.message}`)).to.include(`files:Kept 2 output files (${png.length + 22} B): plot.png, summary.md`);
   });
 
   it('takes a file of an earlier run as input, sharing its bytes', async () => {

@@ -75,7 +75,7 @@ describe('agent runs', function () {
     expect(done.sandboxMode).to.match(/^bwrap/);
     expect(done.duration).to.be.a('number');
     const logs = await org.client.get(`/api/runs/${run.id}/logs`);
-    const messages = logs.body.data.map((l: any) => `${l.type}:${l.message}`);
+    const messages = logs.body.data.map((l: any) => `${l.kind}:${l.message}`);
     expect(messages).to.include.members(['status:Run started', 'agent:thinking', 'status:Run succeeded']);
     expect(logs.body.data.map((l: any) => l.seq)).to.deep.equal([...logs.body.data.keys()].map((i) => i + 1));
   });

@@ -113,7 +113,7 @@ describe('warm sandboxes', function () {
       expect(warm.sandbox.mode).to.match(/^bwrap/);
       // What the run brings is written at hand-over, after the sandbox started.
       fs.writeFileSync(path.join(warm.dir, 'input', 'late.txt'), 'written at hand-over');
-      // As the sidecar does when it listens there (sidecar/server.ts listenForSandbox).
+      // As the session does when its sidecar listens there (sandbox/session.ts listenForSandbox).
       fs.writeFileSync(path.join(warm.socketDir, 'sidecar.sock'), '');
       fs.chownSync(warm.socketDir, 65534, 65534);
       const { result, exit } = await run(warm);

@@ -227,7 +227,7 @@ describe('upstream answers are read with a ceiling', function () {
     const run = await runToEnd('@caps/mcp-agent', { mcp: true });
     expect(run.status, run.error).to.equal('success');
     const logs = await org.client.get(`/api/runs/${run.id}/logs`);
-    const warn = logs.body.data.find((l: any) => l.type === 'mcp' && l.level === 'warn');
+    const warn = logs.body.data.find((l: any) => l.kind === 'mcp' && l.level === 'warn');
     expect(warn, logs.text).to.exist;
     expect(warn.message).to.contain(`the MCP server's answer is over ${MCP_CAP} bytes (CREDENTIAL_PROXY_LIMITS.max_response_bytes)`);
     expect(await model.cutOff('endless-mcp-server')).to.equal(true);

@@ -13,7 +13,7 @@ import { Webhook } from 'standardwebhooks';
 import type { AttemptOutcome } from '../../activities/webhooks/delivery.ts';
 import { type NewEvent, publishEvent } from '../../shared/events/publish.ts';
 import { newId } from '../../shared/ids.ts';
-import { outboxWorkflowId } from '../../shared/webhooks/outbox.ts';
+import { outboxWorkflowId } from '../../temporal/starters/webhook-outbox.ts';
 import { newKey, newOrg, type TestApi } from '../support/api.ts';
 import type { HttpsReceiver } from '../support/receiver.ts';
 import { crashStack, expectWaits, H, M, S, scriptedAttempts, timeSkippingEnv } from '../support/webhook-tests.ts';

@@ -54,7 +54,7 @@ describe('runs that lose their worker', function () {
     return run.body.id;
   }
 
-  async function logsOf(id: string): Promise<Array<{ type: string; message: string }>> {
+  async function logsOf(id: string): Promise<Array<{ kind: string; message: string }>> {
     const res = await org.client.get(`/api/runs/${id}/logs`);
     return res.body.data;
   }
@@ -124,9 +124,9 @@ describe('runs that lose their worker', function () {
 
     const logs = await logsOf(id);
     expect(logs.filter((l) => l.message === 'turn one done')).to.have.length(1);
-    expect(logs.filter((l) => l.type === 'note')).to.have.length(1);
-    expect(logs.filter((l) => l.type === 'output')).to.have.length(1);
-    const resumed = logs.filter((l) => l.type === 'resume');
+    expect(logs.filter((l) => l.kind === 'note')).to.have.length(1);
+    expect(logs.filter((l) => l.kind === 'output')).to.have.length(1);
+    const resumed = logs.filter((l) => l.kind === 'resume');
     expect(resumed).to.have.length(1);
     expect(resumed[0].message).to.match(/resumed on another worker after a worker loss \(attempt 2\): 2 completed steps are replayed/);
 
@@ -200,7 +200,7 @@ describe('runs that lose their worker', function () {
     );
     // The first turn was sent by each of the two lost attempts, never by the one that judged the run.
     expect(requestsFor('resume-losses')).to.have.length(2);
-    expect((await logsOf(id)).filter((l) => l.type === 'resume')).to.have.length(1);
+    expect((await logsOf(id)).filter((l) => l.kind === 'resume')).to.have.length(1);
   });
 
   it('hands a running agent over when its worker is stopped with SIGTERM, without failing it', async () => {
@@ -228,7 +228,7 @@ describe('runs that lose their worker', function () {
     expect(requestsFor('resume-drain').map((r) => r.body.messages.length)).to.deep.equal([2, 4, 4]);
     const logs = await logsOf(id);
     expect(logs.filter((l) => l.message === 'before the drain')).to.have.length(1);
-    const resumed = logs.filter((l) => l.type === 'resume');
+    const resumed = logs.filter((l) => l.kind === 'resume');
     expect(resumed.map((l) => l.message)).to.deep.equal([
       'The run resumed on another worker after its worker shut down (attempt 2): 2 completed steps are replayed from its checkpoint, not repeated',
     ]);

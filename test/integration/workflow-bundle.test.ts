@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { createLogger } from '../../shared/log.ts';
-import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { PROJECT_ROOT } from '../../shared/project-root.ts';
 import { type BundleSpec, bundleDir, ensureWorkflowBundle, staleReason } from '../../workers/workflow-bundle.ts';
 
 describe('workflow bundle cache', function () {

@@ -14,6 +14,8 @@ export interface ProxiedRequest {
 
 export class ForwardProxy {
   readonly requests: ProxiedRequest[] = [];
+  /** Names only this proxy resolves (as a corporate proxy's own DNS does), mapped to the host it reaches for them. */
+  readonly hosts = new Map<string, string>();
   private readonly expectedAuth?: string;
   private server?: http.Server;
   private readonly sockets = new Set<net.Socket>();
@@ -36,7 +38,9 @@ export class ForwardProxy {
         return;
       }
       const { 'proxy-authorization': _, 'proxy-connection': __, ...headers } = req.headers;
-      const upstream = http.request(req.url ?? '', { method: req.method, headers }, (up) => {
+      const target = new URL(req.url ?? '');
+      target.hostname = this.hosts.get(target.hostname) ?? target.hostname;
+      const upstream = http.request(target, { method: req.method, headers }, (up) => {
         res.writeHead(up.statusCode ?? 502, up.headers);
         up.pipe(res);
       });
@@ -53,7 +57,7 @@ export class ForwardProxy {
         return;
       }
       const [host, port] = (req.url ?? '').split(':');
-      const upstream = net.connect(Number(port), host, () => {
+      const upstream = net.connect(Number(port), this.hosts.get(host) ?? host, () => {
         client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
         if (head.length) upstream.write(head);
         upstream.pipe(client);

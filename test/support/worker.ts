@@ -7,7 +7,7 @@ import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime, 
 import { loadConfig } from '../../shared/config.ts';
 import { createKnex } from '../../shared/db/knex.ts';
 import { createLogger, type Logger } from '../../shared/log.ts';
-import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { PROJECT_ROOT } from '../../shared/project-root.ts';
 import { createServiceWorkers, WORKFLOWS_PATH } from '../../workers/service-workers.ts';
 import { stack } from './stack.ts';
 

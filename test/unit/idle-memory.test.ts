@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { expect } from 'chai';
-import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { PROJECT_ROOT } from '../../shared/project-root.ts';
 
 /**
  * A child process that allocates a burst of short-lived objects (the young generation grows to

@@ -27,7 +27,7 @@ describe('package manifests', () => {
   it('names the offending field', () => {
     expect(fieldsOf(agentManifest('@a/x', 'one'))).to.include('manifest.version');
     expect(fieldsOf(agentManifest('acme/x'))).to.include('manifest.name');
-    expect(fieldsOf({ ...skillManifest('@a/x'), schema_version: '0.2' })).to.include('manifest.schema_version');
+    expect(fieldsOf({ ...skillManifest('@a/x'), schema_version: '0.2.x' })).to.deep.equal(['manifest.schema_version']);
     expect(fieldsOf({ ...skillManifest('@a/x'), type: 'plugin' })).to.deep.equal(['manifest.type']);
     const { display_name: _d, ...noDisplay } = skillManifest('@a/x');
     expect(fieldsOf(noDisplay)).to.deep.equal(['manifest.display_name']);
@@ -58,6 +58,55 @@ describe('package manifests', () => {
     const t = integrationManifest('@a/int');
     t.auths.main.authorized_uris = ['https://{$credential.host}/**'];
     expect(validateManifest(t).type).to.equal('integration');
+  });
+
+  it('reads every schema_version of major 0 and refuses another major alone, naming 0.x', () => {
+    for (const v of ['0.1', '0.2', '0.3', '0.12', '0.1.0']) expect(validateManifest({ ...skillManifest('@a/x'), schema_version: v }).type).to.equal('skill');
+    try {
+      // Under another major the other fields may mean something else: only the version is named.
+      validateManifest({ ...agentManifest('@a/x'), schema_version: '1.0', input: 'not an object' });
+      throw new Error('expected a refusal');
+    } catch (err) {
+      const e = err as ProblemError;
+      expect(e.errors).to.have.length(1);
+      expect(e.errors![0]).to.include({ field: 'manifest.schema_version', code: 'invalid_value', supported: '0.x' });
+      expect(e.detail).to.equal('manifest.schema_version 1.0 is not supported: this service reads schema_version 0.x (0.1 to 0.3 and any later 0.x)');
+    }
+    expect(fieldsOf({ ...skillManifest('@a/x'), schema_version: 3 })).to.deep.equal(['manifest.schema_version']);
+  });
+
+  it("validates an OAuth 2 auth in the package format's shape", () => {
+    const oauth = (extra: Record<string, unknown> = {}) =>
+      integrationManifest('@a/int', '1.0.0', {
+        schema_version: '0.1',
+        _meta: { 'dev.appstrate/api': { auths: { main: {} } } },
+        auths: {
+          main: {
+            type: 'oauth2',
+            authorization_endpoint: 'https://example.com/oauth/authorize',
+            token_endpoint: 'https://api.example.com/oauth/token',
+            default_scopes: ['read'],
+            token_endpoint_auth_method: 'client_secret_post',
+            code_challenge_methods_supported: ['S256'],
+            authorized_uris: ['https://api.example.com/**'],
+            delivery: { http: { in: 'header', name: 'Authorization', prefix: 'Bearer', value: '{$credential.access_token}' } },
+            _meta: { 'dev.appstrate/oauth': { scope_separator: ',' }, 'dev.appstrate/auth': { required: true } },
+            ...extra,
+          },
+        },
+      });
+    expect(validateManifest(oauth()).type).to.equal('integration');
+    expect(fieldsOf(oauth({ token_endpoint_auth_method: 'private_key_jwt' }))).to.deep.equal(['manifest.auths.main.token_endpoint_auth_method']);
+    expect(fieldsOf(oauth({ token_endpoint: undefined }))).to.deep.equal(['manifest.auths.main.token_endpoint']);
+    expect(fieldsOf(oauth({ token_endpoint: 'ftp://example.com/token' }))).to.deep.equal(['manifest.auths.main.token_endpoint']);
+    expect(fieldsOf(oauth({ default_scopes: 'read' }))).to.deep.equal(['manifest.auths.main.default_scopes']);
+    expect(fieldsOf(oauth({ _meta: { 'dev.appstrate/oauth': { scope_separator: '' } } }))).to.deep.equal(['manifest.auths.main._meta.dev.appstrate/oauth.scope_separator']);
+    expect(fieldsOf(oauth({ authorization_params: { access_type: 'offline', redirect_uri: 'https://evil.example/cb' } }))).to.deep.equal([
+      'manifest.auths.main.authorization_params.redirect_uri',
+    ]);
+    expect(fieldsOf(oauth({ oauth2: { authorization_url: 'https://example.com/a', token_url: 'https://example.com/t' } }))).to.deep.equal(['manifest.auths.main.oauth2']);
+    // Only an issuer (discovery): imports, and cannot connect until endpoints are given.
+    expect(validateManifest(oauth({ authorization_endpoint: undefined, token_endpoint: undefined, issuer: 'https://accounts.example.com' })).type).to.equal('integration');
   });
 
   it('picks exact versions, latest and ranges', () => {

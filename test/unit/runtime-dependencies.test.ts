@@ -4,7 +4,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { PROJECT_ROOT } from '../../temporal/cli.ts';
+import { PROJECT_ROOT } from '../../shared/project-root.ts';
 import { importSpecifiers, packageOf } from '../support/import-specifiers.ts';
 
 /** What `npm run start:prod`, `start:api`, `start:worker` and `migrate` run from; test/ is not shipped to them. */

@@ -10,15 +10,15 @@ import {
   ApplicationFailure,
   condition,
   continueAsNew,
-  defineUpdate,
   proxyActivities,
   setHandler,
   TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createChatActivities } from '../../activities/chat/turn.ts';
-import { CHAT_MESSAGE_UPDATE } from '../../shared/chat/model.ts';
-import { AGENT_SANDBOX_TASK_QUEUE, EXECUTE_AGENT_RETRY, HEARTBEAT_TIMEOUT_SECONDS } from '../../shared/runs/attempts.ts';
+import { EXECUTE_AGENT_RETRY, HEARTBEAT_TIMEOUT_SECONDS } from '../../shared/runs/attempts.ts';
+import { chatMessageUpdate } from '../../temporal/contract/chat.ts';
+import { AGENT_SANDBOX_TASK_QUEUE } from '../../temporal/contract/queues.ts';
 
 type ChatActivities = ReturnType<typeof createChatActivities>;
 
@@ -29,13 +29,6 @@ export interface ChatSessionInput {
   /** The session's organization: the fairness key of its turns' sandbox slots. */
   orgId?: string;
 }
-
-/** What a message's update answers: the id of the reply stored for it (an assistant message, completed or failed). */
-export interface ChatTurnResult {
-  replyId: string;
-}
-
-export const chatMessageUpdate = defineUpdate<ChatTurnResult, [{ messageId: string }]>(CHAT_MESSAGE_UPDATE);
 
 function describe(err: unknown): string {
   if (err instanceof ActivityFailure) {

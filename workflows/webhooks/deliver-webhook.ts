@@ -7,8 +7,9 @@
 // A first attempt that the webhook's outbox made (webhook-outbox.ts) and that failed goes on
 // here with `continueAt`: attempt 2 at the ladder's first wait after it, then the rest of the
 // ladder as if this workflow had made attempt 1 (waits, cap and DNS abandonment count from 1).
-import { condition, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { AttemptOutcome, createWebhookDeliveryActivity } from '../../activities/webhooks/delivery.ts';
+import { retryNow } from '../../temporal/contract/webhooks.ts';
 
 type DeliveryActivities = ReturnType<typeof createWebhookDeliveryActivity>;
 
@@ -17,10 +18,6 @@ export const RETRY_WAITS = ['30 seconds', '5 minutes', '30 minutes', '1 hour', '
 export const MAX_ATTEMPTS = 8;
 /** A host that does not resolve is abandoned at this attempt. */
 export const UNRESOLVABLE_ABANDON_AT = 3;
-
-/** Signal name: attempt now instead of waiting out the ladder's current wait. */
-export const RETRY_NOW_SIGNAL = 'retryNow';
-const retryNow = defineSignal(RETRY_NOW_SIGNAL);
 
 export interface DeliverWebhookInput {
   eventId: string;

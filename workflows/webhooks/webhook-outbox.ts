@@ -14,18 +14,9 @@
 // dropped, and skips the events whose attempt was recorded meanwhile. The outbox closes after a
 // minute without events, and continues as new before its history grows long, carrying what it
 // holds.
-import {
-  condition,
-  continueAsNew,
-  defineQuery,
-  defineSignal,
-  log,
-  proxyActivities,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
+import { condition, continueAsNew, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { createWebhookDeliveryActivity } from '../../activities/webhooks/delivery.ts';
-import { OUTBOX_DELIVER_SIGNAL, OUTBOX_HELD_QUERY, type OutboxDeliverSignal } from '../../shared/webhooks/outbox.ts';
+import { outboxDeliver, outboxHeld } from '../../temporal/contract/webhooks.ts';
 
 type DeliveryActivities = ReturnType<typeof createWebhookDeliveryActivity>;
 
@@ -37,9 +28,6 @@ export const OUTBOX_MAX_BATCHES = 3;
 export const OUTBOX_IDLE = '1 minute';
 /** History events after which the outbox continues as new (Temporal may suggest it earlier). */
 export const OUTBOX_HISTORY_LIMIT = 5000;
-
-const deliver = defineSignal<[OutboxDeliverSignal]>(OUTBOX_DELIVER_SIGNAL);
-const held = defineQuery<string[]>(OUTBOX_HELD_QUERY);
 
 const { deliverWebhookBatch } = proxyActivities<DeliveryActivities>({
   // Each request has 15 s (SPEC 6.3.1); a batch sends its requests side by side, then records.
@@ -61,14 +49,14 @@ export async function webhookOutbox(input: WebhookOutboxInput): Promise<void> {
   /** Pending or in a batch: a repeated signal (a retried publish) adds nothing. */
   const holding = new Set(pending);
   let inFlight = 0;
-  setHandler(deliver, ({ eventIds }) => {
+  setHandler(outboxDeliver, ({ eventIds }) => {
     for (const id of eventIds) {
       if (holding.has(id)) continue;
       holding.add(id);
       pending.push(id);
     }
   });
-  setHandler(held, () => [...holding]);
+  setHandler(outboxHeld, () => [...holding]);
 
   async function send(batch: string[]): Promise<void> {
     try {

@@ -1,9 +1,9 @@
 import { CHAT_SESSION_SELECT, type ChatSessionRow, type ChatSessionView, chatSessionDto, chatSessionSchema } from '../../../shared/chat/model.ts';
-import { startChatWorkflow } from '../../../shared/chat/sessions.ts';
 import { problem } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import { resolveAgent } from '../../../shared/packages/resolve-agent.ts';
 import { effectiveTimeoutSeconds } from '../../../shared/packages/timeout.ts';
+import { startChatSessionWorkflow } from '../../../temporal/starters/chat-session.ts';
 import { defineRoute } from '../../route.ts';
 import { CHAT_AUTH_NOTE, callerSessions } from './_shared.ts';
 
@@ -48,7 +48,7 @@ export default defineRoute<{ packageId: string; version?: string }>({
       })
       .returning('*')) as ChatSessionRow[];
     try {
-      await startChatWorkflow(workflows, row, agent.fullName);
+      await startChatSessionWorkflow(workflows, row, agent.fullName);
     } catch (err) {
       await knex('chat_sessions').where({ id: row.id }).delete();
       ctx.services.log.error({ err, sessionId: row.id }, 'chat session workflow not started');

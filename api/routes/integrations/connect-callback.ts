@@ -8,9 +8,9 @@ import { notifyConnectionUpdate } from '../../../shared/integrations/connection-
 import type { ConnectionRow } from '../../../shared/integrations/connections.ts';
 import { type ConnectLoginResult, runConnectAttempt } from '../../../shared/integrations/connect.ts';
 import type { ConnectSessionRow } from '../../../shared/integrations/connect-sessions.ts';
-import { type CodeExchangeFields, redirectUri, refreshWorkflowId } from '../../../shared/integrations/oauth2.ts';
-import { PLATFORM_TASK_QUEUE } from '../../../shared/events/publish.ts';
+import { type CodeExchangeFields, redirectUri } from '../../../shared/integrations/oauth2.ts';
 import { decryptSecret } from '../../../shared/secrets.ts';
+import { startRefreshConnectionWorkflow } from '../../../temporal/starters/refresh-connection.ts';
 import { defineRoute } from '../../route.ts';
 import { htmlPage } from './_shared.ts';
 import { escapeHtml, sendLinkGone, sendMessage, sendPage, sendSuccess, sessionTarget, startedHere } from './_form.ts';
@@ -115,12 +115,7 @@ export default defineRoute<unknown, { code?: string; state?: string; error?: str
     }
     const connection = (await knex('connections').where({ id: result.connectionId, org_id: row.org_id }).first()) as ConnectionRow;
     try {
-      await workflows.workflow.start('refreshConnection', {
-        taskQueue: PLATFORM_TASK_QUEUE,
-        workflowId: refreshWorkflowId(connection.id),
-        args: [{ connectionId: connection.id, orgId: row.org_id }],
-        workflowIdConflictPolicy: 'TERMINATE_EXISTING',
-      });
+      await startRefreshConnectionWorkflow(workflows, { connectionId: connection.id, orgId: row.org_id });
     } catch (err) {
       log.error({ err, connectionId: connection.id }, 'refreshConnection did not start');
     }

@@ -15,6 +15,7 @@ import { readCapped } from '../../../shared/http/read-capped.ts';
 import { redact } from '../../../shared/integrations/deliver.ts';
 import { modelDispatcher, modelSecrets } from '../../../shared/models/outbound.ts';
 import { type ModelConfig, type ModelProvider, NO_MODEL_CONFIGURED, resolveNamedModel } from '../../../shared/models/resolve.ts';
+import { addUsage, pricedUsage, type ReportedUsage, usageOf } from '../../../shared/models/usage.ts';
 import { notifyRunEvent } from '../../../shared/runs/events.ts';
 import { isTerminal, type RunRow } from '../../../shared/runs/model.ts';
 import { grantOf } from '../../access-watch.ts';
@@ -23,13 +24,6 @@ import type { AppContext, RateLimitRule } from '../../route.ts';
 import { audienceOf, canReadRun } from '../runs/_visible.ts';
 
 const TIMEOUT_MS = 120_000;
-
-export interface ProxyUsage {
-  inputTokens: number;
-  outputTokens: number;
-  /** The provider's own cost when it reports one (OpenRouter's `usage.cost`). */
-  costUsd: number | null;
-}
 
 /** SPEC 8.5: `LLM_PROXY_LIMITS.rate_per_min` per identity; one rule per route (separate counters). */
 export function llmProxyRateLimit(): RateLimitRule {
@@ -85,49 +79,15 @@ async function usageRun(ctx: AppContext): Promise<RunRow | undefined> {
   return run;
 }
 
-function costOf(model: ModelConfig, u: ProxyUsage): number {
-  if (u.costUsd !== null) return u.costUsd;
-  return (u.inputTokens * model.inputCostPerMTok + u.outputTokens * model.outputCostPerMTok) / 1_000_000;
-}
-
-async function recordUsage(ctx: AppContext, model: ModelConfig, run: RunRow | undefined, usage: ProxyUsage): Promise<void> {
+/** Logs the call's usage and adds it to the caller's run, counted and priced as a run's own calls are. */
+async function recordUsage(ctx: AppContext, model: ModelConfig, run: RunRow | undefined, reported: Partial<ReportedUsage>): Promise<void> {
   const { knex, log } = ctx.services;
-  const costUsd = costOf(model, usage);
+  const usage = pricedUsage(model, reported);
   const { org, space } = ctx.state.tenancy!;
-  log.info(
-    { requestId: ctx.state.requestId, orgId: org!.id, spaceId: space!.id, modelId: model.id, runId: run?.id, inputTokens: usage.inputTokens, outputTokens: usage.outputTokens, costUsd },
-    'llm proxy usage',
-  );
+  log.info({ requestId: ctx.state.requestId, orgId: org!.id, spaceId: space!.id, modelId: model.id, runId: run?.id, ...usage }, 'llm proxy usage');
   if (!run) return;
-  // Added to the run's totals in one statement, so concurrent calls do not lose each other.
-  await knex.raw(
-    `update runs set usage = jsonb_build_object(
-       'inputTokens', coalesce((usage->>'inputTokens')::numeric, 0) + ?::numeric,
-       'outputTokens', coalesce((usage->>'outputTokens')::numeric, 0) + ?::numeric,
-       'costUsd', coalesce((usage->>'costUsd')::numeric, 0) + ?::numeric)
-     where id = ?`,
-    [usage.inputTokens, usage.outputTokens, costUsd, run.id],
-  );
+  await addUsage(knex, 'runs', run.id, usage);
   await notifyRunEvent(knex, { kind: 'usage', runId: run.id, orgId: run.org_id, spaceId: run.space_id });
-}
-
-const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) ? v : 0);
-
-/** Usage of a whole answer (JSON) or of one stream frame's data; undefined when it has none. */
-export function usageOf(provider: ModelProvider, data: any): Partial<ProxyUsage> | undefined {
-  if (!data || typeof data !== 'object') return undefined;
-  if (provider === 'openai-compatible') {
-    const u = data.usage;
-    if (!u || typeof u !== 'object') return undefined;
-    return { inputTokens: num(u.prompt_tokens), outputTokens: num(u.completion_tokens), costUsd: typeof u.cost === 'number' ? u.cost : null };
-  }
-  // Anthropic: `message_start` carries the input tokens, `message_delta` the output so far.
-  const u = data.type === 'message_start' ? data.message?.usage : data.usage;
-  if (!u || typeof u !== 'object') return undefined;
-  const out: Partial<ProxyUsage> = {};
-  if ('input_tokens' in u) out.inputTokens = num(u.input_tokens) + num(u.cache_creation_input_tokens) + num(u.cache_read_input_tokens);
-  if ('output_tokens' in u) out.outputTokens = num(u.output_tokens);
-  return out;
 }
 
 /** Reads the `data:` lines of passing SSE bytes for usage. */
@@ -135,7 +95,7 @@ class UsageTap {
   private rest = '';
   private readonly decoder = new TextDecoder();
   private readonly provider: ModelProvider;
-  usage: Partial<ProxyUsage> | undefined;
+  usage: Partial<ReportedUsage> | undefined;
 
   constructor(provider: ModelProvider) {
     this.provider = provider;
@@ -216,10 +176,6 @@ async function relay(body: AsyncIterable<Buffer>, out: PassThrough, tap: UsageTa
   return true;
 }
 
-function complete(u: Partial<ProxyUsage>): ProxyUsage {
-  return { inputTokens: u.inputTokens ?? 0, outputTokens: u.outputTokens ?? 0, costUsd: u.costUsd ?? null };
-}
-
 interface Upstream {
   path: string;
   headers(model: ModelConfig, ctx: AppContext): Record<string, string>;
@@ -297,7 +253,7 @@ export async function proxyModelCall(ctx: AppContext, provider: ModelProvider): 
       .then(
         async (ended) => {
           if (!ended) log.warn({ requestId: ctx.state.requestId, modelId: model.id, limit }, 'llm proxy: streamed answer cut at MODEL_MAX_ANSWER_BYTES');
-          else if (tap.usage) await recordUsage(ctx, model, run, complete(tap.usage));
+          else if (tap.usage) await recordUsage(ctx, model, run, tap.usage);
         },
         () => out.destroy(), // the caller left, or the upstream broke off
       )
@@ -320,11 +276,11 @@ export async function proxyModelCall(ctx: AppContext, provider: ModelProvider): 
   // A provider's error may echo the key it was sent: the caller must never read it.
   ctx.body = ok ? text : redact(text, secrets);
   if (!ok) return;
-  let usage: Partial<ProxyUsage> | undefined;
+  let usage: Partial<ReportedUsage> | undefined;
   try {
     usage = usageOf(provider, JSON.parse(text));
   } catch {
     usage = undefined;
   }
-  if (usage) await recordUsage(ctx, model, run, complete(usage));
+  if (usage) await recordUsage(ctx, model, run, usage);
 }

@@ -1,6 +1,6 @@
-import { EgressError, checkDestination } from '../../../shared/egress.ts';
+import { EgressError, checkDestination, checkProxiedDestination } from '../../../shared/egress.ts';
 import { problem } from '../../../shared/errors.ts';
-import type { CredentialRow, ModelProvider } from '../../../shared/models/resolve.ts';
+import { type CredentialRow, type ModelProvider, orgProxyUrl } from '../../../shared/models/resolve.ts';
 import { encryptSecret, SecretsUnavailableError } from '../../../shared/secrets.ts';
 import type { AppContext } from '../../route.ts';
 
@@ -39,10 +39,17 @@ export const modelFields = {
   outputCostPerMTok: { type: ['number', 'null'], minimum: 0 },
 };
 
-/** The base URL passes the egress policy (SSRF) now; the sidecar checks again at every call. */
-export async function assertModelUrl(ctx: AppContext, baseUrl: string): Promise<void> {
+/**
+ * The base URL passes the egress policy (SSRF) now, as the calls would leave: through the proxy
+ * that would carry them (`proxyId`, else the organization's default; a name is then the proxy's
+ * to resolve), or directly. Every call checks again, the way it then goes.
+ */
+export async function assertModelUrl(ctx: AppContext, baseUrl: string, proxyId?: string | null): Promise<void> {
+  const { knex, config } = ctx.services;
+  const allow = { allowInternalHosts: config.egressAllowInternalHosts };
   try {
-    await checkDestination(baseUrl, { allowInternalHosts: ctx.services.config.egressAllowInternalHosts });
+    if (await orgProxyUrl(knex, config, ctx.state.tenancy!.org!.id, proxyId)) checkProxiedDestination(baseUrl, allow);
+    else await checkDestination(baseUrl, allow);
   } catch (err) {
     if (err instanceof EgressError) {
       throw problem('validation_failed', { detail: `baseUrl: ${err.message}`, errors: [{ field: 'baseUrl', code: 'invalid_value', message: err.message }] });
@@ -93,7 +100,7 @@ export async function orgCredential(ctx: AppContext, id: string): Promise<Creden
  */
 export async function modelTarget(
   ctx: AppContext,
-  body: { credentialId?: string | null; provider?: ModelProvider; baseUrl?: string; apiKey?: string | null },
+  body: { credentialId?: string | null; provider?: ModelProvider; baseUrl?: string; apiKey?: string | null; proxyId?: string | null },
 ): Promise<{ provider: ModelProvider; baseUrl: string; apiKey?: string; credential?: CredentialRow }> {
   if (body.credentialId) {
     for (const f of ['provider', 'baseUrl', 'apiKey'] as const) {
@@ -104,7 +111,7 @@ export async function modelTarget(
   }
   if (!body.provider) throw invalid('provider', 'required', 'is required (or credentialId)');
   if (!body.baseUrl) throw invalid('baseUrl', 'required', 'is required (or credentialId)');
-  await assertModelUrl(ctx, body.baseUrl);
+  await assertModelUrl(ctx, body.baseUrl, body.proxyId);
   return { provider: body.provider, baseUrl: body.baseUrl.replace(/\/$/, ''), apiKey: body.apiKey ?? undefined };
 }
 

@@ -20,7 +20,7 @@ export default defineRoute<Record<string, any>, unknown, { id: string }>({
   responses: { 200: { description: 'Updated', schema: modelSchema } },
   async handler(ctx, { body, params }) {
     const orgId = ctx.state.tenancy!.org!.id;
-    const current = await ctx.services.knex<ModelRow>('models').where({ id: params.id, org_id: orgId }).first('credential_id');
+    const current = await ctx.services.knex<ModelRow>('models').where({ id: params.id, org_id: orgId }).first('credential_id', 'proxy_id');
     if (!current) throw problem('not_found', 'No such model');
     const patch: Partial<ModelRow> = { updated_at: new Date() };
     const credentialId = body.credentialId !== undefined ? body.credentialId : current.credential_id;
@@ -30,7 +30,7 @@ export default defineRoute<Record<string, any>, unknown, { id: string }>({
       if (body.credentialId) Object.assign(patch, { credential_id: body.credentialId, provider: target.provider, base_url: target.baseUrl, api_key_enc: null });
     } else {
       if (body.credentialId === null) patch.credential_id = null;
-      if (body.baseUrl) await assertModelUrl(ctx, body.baseUrl);
+      if (body.baseUrl) await assertModelUrl(ctx, body.baseUrl, body.proxyId !== undefined ? body.proxyId : current.proxy_id);
       if (body.provider !== undefined) patch.provider = body.provider;
       if (body.baseUrl !== undefined) patch.base_url = body.baseUrl.replace(/\/$/, '');
       if (body.apiKey !== undefined) patch.api_key_enc = body.apiKey === null ? null : sealKey(ctx, body.apiKey);

@@ -2,6 +2,7 @@
 // OpenAPI, and subscribing a connection to the run events hub.
 import type { JsonSchema, AppContext, RouteDef } from '../../route.ts';
 import { chatSessionSchema } from '../../../shared/chat/model.ts';
+import { runLogSchema } from '../../../shared/runs/logs.ts';
 import { runSchema } from '../../../shared/runs/model.ts';
 import { RUN_VISIBILITY_COLUMNS, type RealtimeSubscriber } from '../../run-events-hub.ts';
 import { parseChannels, SseStream, SSE_KEEPALIVE_MS, SSE_MAX_QUEUED_FRAMES } from '../../sse.ts';
@@ -45,21 +46,9 @@ const usageSchema = {
 export const realtimeFrames: NonNullable<RouteDef['sseFrames']> = {
   run_update: { description: "A run's status or timing changed: the run as `GET /api/runs/{id}` returns it.", schema: runSchema },
   run_log: {
-    description: 'One log entry of a run, without `data` unless `verbose=true`. Debug-level entries need `runs:delete`.',
-    schema: {
-      type: 'object',
-      required: ['object', 'runId', 'seq', 'level', 'type', 'message', 'createdAt'],
-      properties: {
-        object: { const: 'run_log' },
-        runId: { type: 'string', pattern: '^run_' },
-        seq: { type: 'integer', description: 'Per-run sequence; read what a reconnect missed with GET /api/runs/{id}/logs?since=' },
-        level: { enum: ['debug', 'info', 'warn', 'error'] },
-        type: { type: 'string' },
-        message: { type: 'string' },
-        data: { description: 'Only with verbose=true' },
-        createdAt: { type: 'string', format: 'date-time' },
-      },
-    },
+    description:
+      'One log entry of a run, as GET /api/runs/{id}/logs shows it (its own `id` equals `seq`; the frame\'s `id:` line stays per connection), without `data` unless `verbose=true`. Debug-level entries need `runs:delete`.',
+    schema: runLogSchema('Only with verbose=true: a tool call\'s details (`tool` among them), or the output when the entry was written with it'),
   },
   run_metric: {
     description: "The run's running totals of tokens and cost, after each model call.",

@@ -2,7 +2,6 @@
 // its `bulkRuns` workflow, and reading one. A job belongs to the caller's space: readable by
 // whoever could read the runs of its creator (its creator, or runs:read-all holders); elsewhere 404.
 import { problem } from '../../../shared/errors.ts';
-import { PLATFORM_TASK_QUEUE } from '../../../shared/events/publish.ts';
 import { RUN_STATUSES } from '../../../shared/runs/model.ts';
 import {
   BULK_MAX_IDS,
@@ -12,10 +11,10 @@ import {
   type BulkKind,
   bulkFailures,
   bulkJobDto,
-  bulkWorkflowId,
   newBulkJobId,
 } from '../../../shared/runs/bulk.ts';
 import type { AppContext, JsonSchema } from '../../route.ts';
+import { startBulkRunsWorkflow } from '../../../temporal/starters/bulk-runs.ts';
 import { dateTime } from '../../schemas.ts';
 import { launcherOf } from '../agents/launch-run.ts';
 import { canReadRun, runAudience } from './_visible.ts';
@@ -104,7 +103,7 @@ export async function createBulkJob(ctx: AppContext, kind: BulkKind, filter: Bul
     })
     .returning('*');
   try {
-    await workflows.workflow.start('bulkRuns', { taskQueue: PLATFORM_TASK_QUEUE, workflowId: bulkWorkflowId(id), args: [{ jobId: id }] });
+    await startBulkRunsWorkflow(workflows, id);
   } catch {
     await knex('bulk_jobs').where({ id }).delete();
     throw problem('service_unavailable', 'The job could not be queued: the workflow service is unavailable');

@@ -18,8 +18,8 @@ export const inlineRunBody = {
   additionalProperties: false,
   required: ['manifest', 'prompt'],
   properties: {
-    manifest: { ...manifestSchema('agent'), description: "A full agent manifest (SPEC 2.12, schema_version 0.3); its `version` is the run's version" },
-    prompt: { type: 'string', description: 'The agent prompt (prompt.md)' },
+    manifest: { ...manifestSchema('agent'), description: "A full agent manifest (SPEC 2.12, schema_version 0.x); its `version` is the run's version" },
+    prompt: { type: 'string', description: 'The agent prompt (prompt.md): a Mustache template, rendered for the run; 400 naming the line when it does not parse' },
     input: launchInputBody,
     connections: launchConnectionsBody,
   },

@@ -1,22 +1,10 @@
-import { logDto } from '../../../shared/runs/logs.ts';
+import { logDto, runLogSchema } from '../../../shared/runs/logs.ts';
 import { limitFrom, setSequenceNext } from '../../pagination.ts';
 import { type AppContext, defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { findVisibleRun, runIdParam } from './_visible.ts';
 
-const logSchema = {
-  type: 'object',
-  required: ['object', 'seq', 'level', 'type', 'message', 'createdAt'],
-  properties: {
-    object: { const: 'run_log' },
-    seq: { type: 'integer' },
-    level: { enum: ['debug', 'info', 'warn', 'error'] },
-    type: { type: 'string' },
-    message: { type: 'string' },
-    data: {},
-    createdAt: { type: 'string', format: 'date-time' },
-  },
-};
+const logSchema = runLogSchema('The entry\'s payload: a tool call\'s details (`tool` among them), the output of an output entry');
 
 /**
  * Entries with `seq` > `since` of a run the caller may read (404 otherwise), ascending; `limit`
@@ -28,7 +16,8 @@ export async function runLogPage(ctx: AppContext, runId: string, since: number, 
   const q = ctx.services.knex('run_logs').where({ run_id: run.id }).where('seq', '>', since).orderBy('seq').limit(limit + 1);
   if (!ctx.state.tenancy!.scopes.has('runs:delete')) q.whereNot('level', 'debug');
   const rows = await q;
-  return { data: rows.slice(0, limit).map((r) => logDto(r, true)), hasMore: rows.length > limit, limit };
+  const output = run.result ? { value: run.result.output } : undefined;
+  return { data: rows.slice(0, limit).map((r) => logDto(r, true, output)), hasMore: rows.length > limit, limit };
 }
 
 export default defineRoute<unknown, { since: number; limit?: number }, { id: string }>({
@@ -36,7 +25,8 @@ export default defineRoute<unknown, { since: number; limit?: number }, { id: str
   path: '/api/runs/:id/logs',
   operationId: 'listRunLogs',
   summary: 'Log entries of a run after `since` (sequence pagination)',
-  description: 'Entries with `seq` > `since`, ascending; `limit` default and max 1000; Link rel=next while more follow. Debug entries need `runs:delete`.',
+  description:
+    'Entries with `seq` (equal to `id`) > `since`, ascending; `limit` default and max 1000; Link rel=next while more follow. Debug entries need `runs:delete`. Each entry has the `type`/`event` pair clients render and our finer `kind`.',
   tag: 'Runs',
   auth: 'any',
   context: 'space',

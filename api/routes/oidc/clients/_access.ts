@@ -4,7 +4,7 @@
 // changed only by an organization owner's session.
 import { problem } from '../../../../shared/errors.ts';
 import { findSpace, spaceScopes } from '../../../../shared/identity/tenancy.ts';
-import { type ClientLevel, type OAuthClientRow, redirectUriProblem, scopesBeyondLevel } from '../../../../shared/oidc/clients.ts';
+import { type ClientLevel, OIDC_SCOPES, type OAuthClientRow, redirectUriProblem, scopesBeyondLevel } from '../../../../shared/oidc/clients.ts';
 import { SCOPES } from '../../../../shared/permissions.ts';
 import { boundSpaceId } from '../../../middleware/authenticate.ts';
 import type { AppContext } from '../../../route.ts';
@@ -57,6 +57,10 @@ export function assertScopesForLevel(level: ClientLevel, scopes: readonly string
   }
 }
 
+const DNS_NAME = '([A-Za-z0-9-]{1,63}\\.)*[A-Za-z0-9-]{0,62}[A-Za-z][A-Za-z0-9-]{0,62}';
+const IPV4 = '((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])';
+const PORT = '([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])';
+
 /** Fields shared by create and update; URIs and level-specific scopes are checked in the handler. */
 export const clientFields = {
   name: { type: 'string', minLength: 1, maxLength: 200 },
@@ -65,14 +69,21 @@ export const clientFields = {
     maxItems: 20,
     uniqueItems: true,
     // The pattern publishes the rule; redirectUriProblem() also parses each URL.
-    items: { type: 'string', maxLength: 2000, pattern: '^(https://[^/?#\\s]+|http://(localhost|127\\.0\\.0\\.1|\\[::1\\])(:[0-9]+)?)([/?][^#\\s]*)?$' },
+    // The host is ASCII (an IDN in its xn-- form), a name whose last label holds a letter or a
+    // dotted IPv4 address, so that every string the pattern admits is one WHATWG URL parses.
+    items: {
+      type: 'string',
+      maxLength: 2000,
+      pattern: `^(https://(${DNS_NAME}|${IPV4})|http://(localhost|127\\.0\\.0\\.1|\\[::1\\]))(:${PORT})?([/?][^#\\s]*)?$`,
+    },
     description: 'Absolute https URLs (http only for localhost, 127.0.0.1, [::1]; RFC 8252), no fragment. Empty: the device flow only.',
   },
   scopes: {
     type: 'array',
     uniqueItems: true,
-    items: { type: 'string', enum: [...SCOPES] },
-    description: 'Permissions the client may ask for (the OpenID scopes openid, offline_access, email, profile always can). A space-level client: at most agents:read, agents:run, runs:read, runs:cancel, end-users:read, integrations:read, integrations:connect, integrations:disconnect.',
+    items: { type: 'string', enum: [...OIDC_SCOPES, ...SCOPES] },
+    description:
+      'Permissions the client may ask for. The OpenID scopes openid, offline_access, email, profile are always allowed: they may be listed (as OIDC libraries do), which changes nothing, and are not stored. A space-level client: at most agents:read, agents:run, runs:read, runs:cancel, end-users:read, integrations:read, integrations:connect, integrations:disconnect.',
   },
   allowSignup: { type: 'boolean', description: 'Space level: a first sign-in creates the end-user. No effect at other levels.' },
 } as const;

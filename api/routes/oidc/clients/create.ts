@@ -1,6 +1,6 @@
 import { problem } from '../../../../shared/errors.ts';
 import { newId, newToken, randomBase62 } from '../../../../shared/ids.ts';
-import type { ClientLevel, OAuthClientRow } from '../../../../shared/oidc/clients.ts';
+import { type ClientLevel, type OAuthClientRow, permissionScopes } from '../../../../shared/oidc/clients.ts';
 import { boundSpaceId } from '../../../middleware/authenticate.ts';
 import { SPACE_ID } from '../../../middleware/tenancy.ts';
 import { type AppContext, defineRoute } from '../../../route.ts';
@@ -64,7 +64,7 @@ export default defineRoute<Body>({
   async handler(ctx, { body }) {
     const level = body.level ?? 'org';
     const redirectUris = body.redirect_uris ?? [];
-    const scopes = body.scopes ?? [];
+    const scopes = permissionScopes(body.scopes ?? []);
     if (level === 'instance') assertMayManageInstanceClients(ctx);
     const spaceId = level === 'space' ? await clientSpace(ctx) : null;
     assertRedirectUris(redirectUris);

@@ -1,4 +1,4 @@
-import { type OAuthClientRow, revokeClientGrants } from '../../../../shared/oidc/clients.ts';
+import { type OAuthClientRow, permissionScopes, revokeClientGrants } from '../../../../shared/oidc/clients.ts';
 import { defineRoute } from '../../../route.ts';
 import { assertRedirectUris, assertScopesForLevel, clientDto, clientFields, clientFor, clientIdParam, clientSchema } from './_access.ts';
 
@@ -24,14 +24,15 @@ export default defineRoute<Body, unknown, { id: string }>({
   responses: { 200: { description: 'Updated', schema: clientSchema } },
   async handler(ctx, { body, params }) {
     const client = await clientFor(ctx, params.id, 'write');
+    const scopes = body.scopes && permissionScopes(body.scopes);
     if (body.redirect_uris) assertRedirectUris(body.redirect_uris);
-    if (body.scopes) assertScopesForLevel(client.level, body.scopes);
+    if (scopes) assertScopesForLevel(client.level, scopes);
     const patch: Record<string, unknown> = { updated_at: new Date() };
     if (body.name !== undefined) patch.name = body.name;
     if (body.redirect_uris) patch.redirect_uris = JSON.stringify(body.redirect_uris);
-    if (body.scopes) patch.scopes = JSON.stringify(body.scopes);
+    if (scopes) patch.scopes = JSON.stringify(scopes);
     if (body.allowSignup !== undefined) patch.allow_signup = body.allowSignup;
-    const narrowed = body.scopes !== undefined && client.scopes.some((s) => !body.scopes!.includes(s));
+    const narrowed = scopes !== undefined && client.scopes.some((s) => !scopes.includes(s));
     const row = await ctx.services.knex.transaction(async (trx) => {
       const [updated] = await trx('oauth_clients').where({ id: client.id, org_id: client.org_id }).update(patch).returning('*');
       if (narrowed) await revokeClientGrants(trx, client.client_id);

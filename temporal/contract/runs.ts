@@ -1,6 +1,11 @@
-// The updates a remote run's workflow accepts from its sink (api/routes/runs/sink*.ts). Kept
-// apart from the workflow so the API imports names and types, not workflow code.
-import { defineUpdate } from '@temporalio/workflow';
+// What the run workflows (workflows/run-agent.ts, workflows/remote-run.ts) accept from outside:
+// executeAgent's signal, and the updates of a remote run's sink (shared/runs/sink.ts). Defined
+// once for the workflow and its callers; only @temporalio/workflow's definitions here, so the
+// workflow bundle includes this file and the API and activities import it without workflow code.
+import { defineSignal, defineUpdate } from '@temporalio/workflow';
+
+/** Sent by executeAgent when it holds a slot and starts the sandbox: the run is `running` from then on. */
+export const sandboxStarted = defineSignal('sandboxStarted');
 
 /**
  * What the runner reported as its end: a result to judge against the output schema (its output,

@@ -1,0 +1,14 @@
+// An inline run's retention (DESIGN.md 2, SPEC 8.4): purgeInlinePackage on `platform` under
+// `purge:<package id>`, started with the run. Each inline run has a package of its own, so the
+// default reuse policy never meets an earlier one.
+import type { Client } from '@temporalio/client';
+import type { purgeInlinePackage } from '../../workflows/purge-inline-package.ts';
+import { PLATFORM_TASK_QUEUE } from '../contract/queues.ts';
+
+export function startPurgeInlinePackageWorkflow(workflows: Client, input: { packageId: string; retentionDays: number }) {
+  return workflows.workflow.start<typeof purgeInlinePackage>('purgeInlinePackage', {
+    taskQueue: PLATFORM_TASK_QUEUE,
+    workflowId: `purge:${input.packageId}`,
+    args: [input],
+  });
+}
