@@ -17,6 +17,7 @@ import { PROJECT_ROOT } from '../../shared/project-root.ts';
 import { newOrg } from '../support/api.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
+import { alive, descendants } from '../support/processes.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -48,31 +49,6 @@ function makeClone(root: string): string {
   }
   fs.symlinkSync(path.join(PROJECT_ROOT, '.tools'), path.join(clone, '.tools'));
   return clone;
-}
-
-/** The launcher and every process below it, from /proc. */
-function descendants(root: number): number[] {
-  const parent = new Map<number, number>();
-  for (const entry of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      parent.set(Number(entry), Number(fields[1]));
-    } catch {}
-  }
-  const out = [root];
-  for (let i = 0; i < out.length; i++) for (const [pid, ppid] of parent) if (ppid === out[i]) out.push(pid);
-  return out;
-}
-
-function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  } catch {
-    return false;
-  }
 }
 
 /** Processes whose command line mentions `needle` (the clone or its data). */

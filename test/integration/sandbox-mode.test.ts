@@ -12,7 +12,7 @@ import { ConfigError, loadConfig } from '../../shared/config.ts';
 import { newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
-import { spawnWorkerProcess, workerEnv } from '../support/worker.ts';
+import { runOnWorkerProcess, spawnWorkerProcess, workerEnv } from '../support/worker.ts';
 
 interface LogLine {
   level: number;
@@ -48,19 +48,9 @@ describe('SANDBOX_MODE: a worker without bwrap (issue 28)', function () {
     return { child, lines };
   }
 
-  /** Launches a run and waits for its end; fails at once should the worker exit. */
-  async function runOn(child: ChildProcess, marker: string) {
+  function runOn(child: ChildProcess, marker: string) {
     model.script(marker, [() => toolCall('output', { answer: marker })]);
-    const launched = await org.client.post('/api/agents/@mode/agent/run', { input: { marker } });
-    expect(launched.status).to.equal(201);
-    const exited = once(child, 'exit').then(([code, signal]) => {
-      throw new Error(`the worker exited (${signal ?? code}) before the run ended`);
-    });
-    exited.catch(() => undefined);
-    for (;;) {
-      const res = await Promise.race([org.client.get(`/api/runs/${launched.body.id}?wait=30`), exited]);
-      if (!['pending', 'running'].includes(res.body.status)) return res.body;
-    }
+    return runOnWorkerProcess(child, org.client, '@mode/agent', { marker });
   }
 
   before(async () => {

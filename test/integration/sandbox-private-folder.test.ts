@@ -12,7 +12,7 @@ import { findBwrap, SANDBOX_UID } from '../../activities/sandbox/spawn.ts';
 import { newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
-import { spawnWorkerProcess, workerEnv } from '../support/worker.ts';
+import { runOnWorkerProcess, spawnWorkerProcess, workerEnv } from '../support/worker.ts';
 
 /** Why these tests cannot say anything here, if so: only root hands sandboxes to another user. */
 function skipReason(): string | undefined {
@@ -50,19 +50,9 @@ describe('runs from a clone under a private folder (issue 28)', function () {
     return child;
   }
 
-  /** Launches a run and waits for its end; fails at once should the worker exit. */
-  async function runOn(child: ChildProcess, marker: string) {
+  function runOn(child: ChildProcess, marker: string) {
     model.script(marker, [() => toolCall('output', { answer: marker })]);
-    const launched = await org.client.post('/api/agents/@private/agent/run', { input: { marker } });
-    expect(launched.status).to.equal(201);
-    const exited = once(child, 'exit').then(([code, signal]) => {
-      throw new Error(`the worker exited (${signal ?? code}) before the run ended`);
-    });
-    exited.catch(() => undefined);
-    for (;;) {
-      const res = await Promise.race([org.client.get(`/api/runs/${launched.body.id}?wait=30`), exited]);
-      if (!['pending', 'running'].includes(res.body.status)) return res.body;
-    }
+    return runOnWorkerProcess(child, org.client, '@private/agent', { marker });
   }
 
   before(async function () {

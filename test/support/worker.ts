@@ -2,6 +2,7 @@
 // that a test can SIGKILL.
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger, makeTelemetryFilterString, Runtime, type WorkflowBundle } from '@temporalio/worker';
 import { loadConfig } from '../../shared/config.ts';
@@ -9,6 +10,7 @@ import { createKnex } from '../../shared/db/knex.ts';
 import { createLogger, type Logger } from '../../shared/log.ts';
 import { PROJECT_ROOT } from '../../shared/project-root.ts';
 import { createServiceWorkers, WORKFLOWS_PATH } from '../../workers/service-workers.ts';
+import type { Client } from './api.ts';
 import { stack } from './stack.ts';
 
 /** One key for every test process, so the API encrypts what the worker decrypts. */
@@ -69,4 +71,21 @@ export function spawnWorkerProcess(env: Record<string, string> = {}, opts: { nod
     env: { ...process.env, ...workerEnv(env), DATABASE_URL: stack().databaseUrl, TEMPORAL_ADDRESS: stack().temporalAddress },
     stdio: ['ignore', opts.stdout ?? 'ignore', 'inherit'],
   });
+}
+
+/**
+ * Launches a run of `agent` and waits for its end, failing at once should the worker process
+ * `child` exit first (a test whose worker dies would otherwise wait out its long-polls).
+ */
+export async function runOnWorkerProcess(child: ChildProcess, client: Client, agent: string, input: Record<string, unknown>): Promise<any> {
+  const launched = await client.post(`/api/agents/${agent}/run`, { input });
+  if (launched.status !== 201) throw new Error(`launch answered ${launched.status}: ${launched.text}`);
+  const exited = once(child, 'exit').then(([code, signal]) => {
+    throw new Error(`the worker exited (${signal ?? code}) before the run ended`);
+  });
+  exited.catch(() => undefined);
+  for (;;) {
+    const res = await Promise.race([client.get(`/api/runs/${launched.body.id}?wait=30`), exited]);
+    if (!['pending', 'running'].includes(res.body.status)) return res.body;
+  }
 }
