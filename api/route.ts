@@ -87,6 +87,12 @@ export interface RouteDef<B = any, Q = any, P = any> {
    * the credential lookups kept in memory without a query of its own (hot routes: a run read, a launch).
    */
   confirmsAccess?: boolean;
+  /**
+   * Authorization that depends on the request itself (a body field, a header the route reads),
+   * which `scope` cannot express: run after validation, before the handler and before the key,
+   * so a replay meets it too (SPEC 8.8.5). Throw the problem the caller gets.
+   */
+  authorize?: (ctx: AppContext, input: RouteInput<B, Q, P>) => Promise<void> | void;
   /** Honours Idempotency-Key (SPEC 8.8); every other write refuses it. */
   idempotent?: boolean;
   /**

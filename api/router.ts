@@ -1,9 +1,9 @@
 // Mounts route definitions on @koa/router with one fixed pipeline per request:
-// authenticate -> rate limit -> tenancy and permission -> params/query -> body -> handler.
+// authenticate -> rate limit -> tenancy and permission -> params/query -> body -> authorize -> (key) -> handler.
 import Router from '@koa/router';
 import type Koa from 'koa';
 import type { ValidateFunction } from 'ajv';
-import { problem } from '../shared/errors.ts';
+import { ProblemError, problem } from '../shared/errors.ts';
 import { StaleAccess } from './access-cache.ts';
 import { assertValid, bodyAjv, paramAjv } from '../shared/validation.ts';
 import { readJsonBody } from './middleware/body.ts';
@@ -118,7 +118,7 @@ async function serve(ctx: AppContext, route: RouteDef, v: Compiled, readBody: ()
   const idempotencyKey = idempotencyKeyFor(ctx, route);
   let body: unknown;
   if (route.method !== 'get' && route.method !== 'delete' && !route.streamBody) body = await readBody();
-  const handle = async () => {
+  const input = () => {
     const params = { ...ctx.params };
     if (v.params) assertValid(v.params, params);
     const query: Record<string, unknown> = { ...ctx.query };
@@ -128,8 +128,22 @@ async function serve(ctx: AppContext, route: RouteDef, v: Compiled, readBody: ()
       if (body === undefined) body = {};
       assertValid(v.body, body);
     }
-    await route.handler(ctx, { body, query, params });
+    return { body, query, params };
   };
+  const handle = async () => {
+    await route.handler(ctx, input());
+  };
+  if (route.authorize) {
+    // Before the key, so a replay never answers a caller who could not make the request. An
+    // invalid request is left to `handle`, whose validation failure is stored like any 4xx.
+    let valid: ReturnType<typeof input> | undefined;
+    try {
+      valid = input();
+    } catch (err) {
+      if (!(err instanceof ProblemError)) throw err;
+    }
+    if (valid) await route.authorize(ctx, valid);
+  }
   if (idempotencyKey) {
     // The key is reserved before the handler runs: only on access known to be current.
     await ctx.state.access?.settle(ctx.services.knex);

@@ -48,10 +48,13 @@ function requestIdentity(ctx: AppContext): string {
 
 /**
  * The space a key belongs to: the route's space, else the space the credential is pinned to
- * (an API key on an organization-level route), else none. Keys of another space never meet.
+ * (an API key on an organization-level route), else the X-Space-Id of an organization-level
+ * route that reads it (a session's space-level OAuth client), else none. Keys of another space
+ * never meet.
  */
-function spaceKey(ctx: AppContext): string {
-  return ctx.state.tenancy!.space?.id ?? boundSpaceId(ctx.state.auth!) ?? '';
+function spaceKey(ctx: AppContext, route: Pick<RouteDef, 'headers'>): string {
+  const readsSpace = route.headers?.['X-Space-Id'] !== undefined;
+  return ctx.state.tenancy!.space?.id ?? boundSpaceId(ctx.state.auth!) ?? (readsSpace ? ctx.get('X-Space-Id') : '');
 }
 
 /** `body` (JSON) without the fields at the dotted `paths`; a body that is not JSON is left as it is. */
@@ -74,17 +77,18 @@ function withoutFields(body: string, paths: readonly string[]): string {
 /**
  * Runs `handle` once per key: a repeat with the same fingerprint replays the stored answer
  * (`Idempotent-Replayed: true`); 2xx and 4xx answers are kept 24 h; a throw or a 5xx releases
- * the key. Permissions were checked before this, on every request, replays included. A replay
+ * the key. Permissions were checked before this, on every request, replays included: the
+ * route's `scope` and its `authorize` hook (api/router.ts). A replay
  * to another identity than the request's leaves out the route's `shownOnce` fields.
  */
 export async function withIdempotency(
   ctx: AppContext,
   key: string,
   handle: () => Promise<void>,
-  route: Pick<RouteDef, 'shapeReplay' | 'shownOnce'>,
+  route: Pick<RouteDef, 'shapeReplay' | 'shownOnce' | 'headers'>,
 ): Promise<void> {
   const { knex } = ctx.services;
-  const where = { org_id: ctx.state.tenancy!.org!.id, space_key: spaceKey(ctx), key };
+  const where = { org_id: ctx.state.tenancy!.org!.id, space_key: spaceKey(ctx, route), key };
   const fp = fingerprint(ctx);
   const identity = requestIdentity(ctx);
   await knex('idempotency_keys').where(where).where('expires_at', '<', new Date()).delete();

@@ -4,8 +4,9 @@
 // made the request; any other identity gets the replay without it.
 import { expect } from 'chai';
 import { resourceRoutes } from '../../api/routes/index.ts';
-import { newKey, newOrg, startTestApi, type TestApi } from '../support/api.ts';
+import { newKey, newMember, newOrg, newUser, startTestApi, type TestApi } from '../support/api.ts';
 import { importAgent } from '../support/packages.ts';
+import { expectProblem } from '../support/problem.ts';
 import { workerEnv } from '../support/worker.ts';
 
 type Org = Awaited<ReturnType<typeof newOrg>>;
@@ -108,6 +109,59 @@ describe('idempotency: secrets shown once go back only to their maker', function
     expect(elsewhere.status, elsewhere.text).to.equal(201);
     expect(elsewhere.headers.get('idempotent-replayed')).to.equal(null);
     expect(elsewhere.body.id).not.to.equal(first.body.id);
+  });
+
+  // Issue 28 follow-up: a check the handler made is made again before a replay (SPEC 8.8.5).
+  it('webhooks: a session that may not create the webhook gets 403, not the replay', async () => {
+    const viewer = await newMember(api, org, 'viewer', 'idem-viewer');
+    const headers = { 'Idempotency-Key': 'hook-permission' };
+    const body = { level: 'space', spaceId: org.defaultSpaceId, url: 'https://127.0.0.1:9/viewer-hook', events: ['run.success'] };
+    const first = await org.client.post('/api/webhooks', body, { headers });
+    expect(first.status, first.text).to.equal(201);
+
+    const denied = await viewer.client.post('/api/webhooks', body, { headers });
+    expectProblem(denied, 403, 'forbidden');
+    expect(denied.headers.get('idempotent-replayed')).to.equal(null);
+    expect(denied.text).not.to.contain(first.body.id);
+    // The same as without the key.
+    expectProblem(await viewer.client.post('/api/webhooks', body), 403, 'forbidden');
+  });
+
+  it('OAuth clients: a session that holds no role in the space gets not_a_space_member, not the replay', async () => {
+    // An organization admin holds oauth-clients:write and a role in every space but the owner's personal one.
+    const admin = await newUser(api, 'idem-admin');
+    const add = await org.client.post(`/api/orgs/${org.orgId}/members`, { email: admin.email, role: 'admin' });
+    expect(add.status, add.text).to.equal(201);
+    const personal = await api.knex('spaces').where({ org_id: org.orgId, owner_user_id: org.userId, kind: 'personal' }).first();
+    const headers = { 'Idempotency-Key': 'client-space-member' };
+    const body = { name: 'Personal CLI', level: 'space', redirect_uris: ['https://app.example.com/cb'] };
+    const first = await org.client.with({ 'X-Space-Id': personal.id }).post('/api/oauth/clients', body, { headers });
+    expect(first.status, first.text).to.equal(201);
+
+    const denied = await admin.client.with({ 'X-Org-Id': org.orgId, 'X-Space-Id': personal.id }).post('/api/oauth/clients', body, { headers });
+    expectProblem(denied, 403, 'not_a_space_member');
+    expect(denied.headers.get('idempotent-replayed')).to.equal(null);
+    expect(denied.text).not.to.contain(first.body.client_id);
+  });
+
+  it("OAuth clients: a session's key in one space does not replay in another space (X-Space-Id)", async () => {
+    const team = await org.client.post('/api/spaces', { name: 'Idem identity other' });
+    expect(team.status, team.text).to.equal(201);
+    const headers = { 'Idempotency-Key': 'client-session-space' };
+    const body = { name: 'Space CLI', level: 'space', redirect_uris: ['https://app.example.com/cb'] };
+    const inA = await org.client.post('/api/oauth/clients', body, { headers });
+    expect(inA.status, inA.text).to.equal(201);
+    expect(inA.body.spaceId).to.equal(org.defaultSpaceId);
+
+    const inB = await org.client.with({ 'X-Space-Id': team.body.id }).post('/api/oauth/clients', body, { headers });
+    expect(inB.status, inB.text).to.equal(201);
+    expect(inB.headers.get('idempotent-replayed')).to.equal(null);
+    expect(inB.body.spaceId).to.equal(team.body.id);
+    expect(inB.body.id).not.to.equal(inA.body.id);
+
+    const againA = await org.client.post('/api/oauth/clients', body, { headers });
+    expect(againA.headers.get('idempotent-replayed')).to.equal('true');
+    expect(againA.body.id).to.equal(inA.body.id);
   });
 
   it('every idempotent route whose answer carries a secret declares it shown once', () => {

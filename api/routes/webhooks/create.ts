@@ -50,13 +50,16 @@ export default defineRoute<Body>({
     then: { required: ['spaceId'] },
   },
   responses: { 201: { description: 'Created, with `secret`', schema: webhookSchema } },
+  // The permission depends on the body's level and space: a hook, so an Idempotency-Key replay checks it too.
+  async authorize(ctx, { body }) {
+    if (!(await allowed(ctx, body.level, body.level === 'space' ? body.spaceId! : null, 'write'))) {
+      throw problem('forbidden', body.level === 'org' ? 'Organization webhooks need org-webhooks:write and a session' : 'This needs webhooks:write in that space');
+    }
+  },
   async handler(ctx, { body }) {
     const { knex, config } = ctx.services;
     const orgId = ctx.state.tenancy!.org!.id;
     const spaceId = body.level === 'space' ? body.spaceId! : null;
-    if (!(await allowed(ctx, body.level, spaceId, 'write'))) {
-      throw problem('forbidden', body.level === 'org' ? 'Organization webhooks need org-webhooks:write and a session' : 'This needs webhooks:write in that space');
-    }
     await assertWebhookUrl(ctx, body.url);
     const secret = generateWebhookSecret();
     const row = await knex.transaction(async (trx) => {

@@ -16,12 +16,17 @@ interface Body {
   public?: boolean;
 }
 
+/** The space of a space-level client, once `assertClientSpace` let the request through. */
+function clientSpace(ctx: AppContext): string {
+  return boundSpaceId(ctx.state.auth!) ?? ctx.get('X-Space-Id');
+}
+
 /**
- * The space of a space-level client: the route's context is the organization, so X-Space-Id is
- * read here with the rules of space-scoped routes (SPEC 5.2): an API key is pinned to its
- * space, a session (or an instance- or org-level token) must name one it holds a role in.
+ * The route's context is the organization, so X-Space-Id is checked here with the rules of
+ * space-scoped routes (SPEC 5.2): an API key is pinned to its space, a session (or an instance-
+ * or org-level token) must name one it holds a role in.
  */
-async function clientSpace(ctx: AppContext): Promise<string> {
+async function assertClientSpace(ctx: AppContext): Promise<void> {
   const pinned = boundSpaceId(ctx.state.auth!);
   const header = ctx.get('X-Space-Id');
   if (pinned) {
@@ -34,7 +39,6 @@ async function clientSpace(ctx: AppContext): Promise<string> {
   }
   const spaceId = pinned ?? header;
   if (!(await canActInSpace(ctx, spaceId))) throw problem('not_a_space_member', { detail: `You hold no role in space ${spaceId}`, param: 'X-Space-Id' });
-  return spaceId;
 }
 
 export default defineRoute<Body>({
@@ -50,6 +54,10 @@ export default defineRoute<Body>({
   scope: 'oauth-clients:write',
   idempotent: true,
   shownOnce: ['client_secret'],
+  // Declared, so an Idempotency-Key is kept per space (api/middleware/idempotency.ts).
+  headers: {
+    'X-Space-Id': { description: 'The space of a space-level client (sessions); an API key is pinned to its own space', schema: { type: 'string', pattern: '^spc_[0-9A-Za-z]{24}$' } },
+  },
   body: {
     type: 'object',
     additionalProperties: false,
@@ -61,12 +69,16 @@ export default defineRoute<Body>({
     },
   },
   responses: { 201: { description: 'Created, with `client_secret` unless public', schema: clientSchema } },
+  // Who may register a client depends on its level: a hook, so an Idempotency-Key replay checks it too.
+  async authorize(ctx, { body }) {
+    if (body.level === 'instance') assertMayManageInstanceClients(ctx);
+    if (body.level === 'space') await assertClientSpace(ctx);
+  },
   async handler(ctx, { body }) {
     const level = body.level ?? 'org';
     const redirectUris = body.redirect_uris ?? [];
     const scopes = permissionScopes(body.scopes ?? []);
-    if (level === 'instance') assertMayManageInstanceClients(ctx);
-    const spaceId = level === 'space' ? await clientSpace(ctx) : null;
+    const spaceId = level === 'space' ? clientSpace(ctx) : null;
     assertRedirectUris(redirectUris);
     assertScopesForLevel(level, scopes);
     const secret = body.public ? undefined : newToken(32);
