@@ -58,6 +58,15 @@ function failure(message: string, type = 'AgentFailed'): ApplicationFailure {
 }
 
 /**
+ * The end of an attempt that another attempt of the run superseded (journal.ts): Temporal ignores
+ * it from an attempt it timed out already; should this be the live attempt (the stale one
+ * recorded the step first), the retry resumes from the journal, that step included.
+ */
+function superseded(attempt: number): ApplicationFailure {
+  return ApplicationFailure.retryable(`Attempt ${attempt} was superseded by another attempt of the run`, 'AttemptSuperseded');
+}
+
+/**
  * Before a retried attempt: fails the run once it has lost RUN_MAX_WORKER_LOSSES workers (or
  * when there is no checkpoint to resume from), else logs the resume once.
  */
@@ -196,7 +205,17 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       session.defer(() => workspace.remove());
       const sidecar = new Sidecar(
         { run, agent, model, pins, actorKey: memoryKey, apiIntegrations: apis, files: workspace.info },
-        { knex, log, journal, dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, mcp, delivery: config, tracer: deps.tracer },
+        {
+          knex,
+          log,
+          journal,
+          dispatcher,
+          maxRequestBytes: config.llmProxyLimits.max_request_bytes,
+          mcp,
+          delivery: config,
+          tracer: deps.tracer,
+          onSuperseded: () => session.stop(),
+        },
       );
       const startedAt = await marked;
       await session.start(sidecar, workspace);
@@ -207,6 +226,8 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
         onDrain: () => knex('runs').where({ id: runId }).update({ handovers: knex.raw('array_append(handovers, ?)', [attempt]) }),
       });
       await stopIfUnannounced;
+      // Superseded: the run is the live attempt's, this one writes nothing more to it.
+      if (sidecar.state.superseded) return { sidecar, end, carried: undefined };
       if (announceFailed) throw announceFailed;
       // A handed-over run writes its files again on the next worker (its runtime replays the calls).
       if (!end.drained) await keepOutputFiles(run, workspace.outputDir);
@@ -216,6 +237,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     });
     // Judged once all is released: closing the sidecar ends a model call in flight, whose failure
     // may be the reason the run gives.
+    if (sidecar.state.superseded) throw superseded(attempt);
     if (sidecar.state.output) return { ...carried, sandboxMode: end.mode };
     end.throwIfStopped();
     throw failure(sidecar.state.fatalError ?? end.exitReason('producing an output'));

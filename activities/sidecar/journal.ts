@@ -19,6 +19,16 @@ interface Step {
 /** The checkpoint no longer matches what the runtime asks: resuming would change the run. */
 export class JournalMismatch extends Error {}
 
+/**
+ * Another attempt of the run recorded this step first: Temporal gave the run to it while this
+ * attempt's worker stopped responding (DESIGN.md section 8). This attempt is superseded and must
+ * end without writing to the run; the live one goes on from the journal.
+ */
+export class AttemptSuperseded extends Error {}
+
+/** Postgres unique_violation: the step's (run_id, seq) is taken. */
+const UNIQUE_VIOLATION = '23505';
+
 function digest(request: unknown): string {
   return createHash('sha256').update(JSON.stringify(request ?? null)).digest('hex');
 }
@@ -72,6 +82,15 @@ export class RunJournal {
   /** Writes a new step's effects and the step itself in one transaction. */
   async record(kind: StepKind, name: string, request: unknown, response: unknown, effects: (trx: Knex.Transaction) => Promise<void>): Promise<void> {
     const seq = ++this.next;
+    await this.write(seq, kind, name, request, response, effects).catch((err) => {
+      if ((err as { code?: string }).code === UNIQUE_VIOLATION && (err as { table?: string }).table === 'run_steps') {
+        throw new AttemptSuperseded(`Step ${seq} of run ${this.runId} was recorded by another attempt: attempt ${this.attempt} is superseded`);
+      }
+      throw err;
+    });
+  }
+
+  private async write(seq: number, kind: StepKind, name: string, request: unknown, response: unknown, effects: (trx: Knex.Transaction) => Promise<void>): Promise<void> {
     await this.knex.transaction(async (trx) => {
       await effects(trx);
       if (this.keep) {

@@ -16,7 +16,7 @@ import { renderRunPrompt } from '../run-prompt.ts';
 import { type ApiCallContext, type ApiIntegration, apiCall, apiCallTool } from './api-call.ts';
 import type { RunFilesInfo } from '../run-files.ts';
 import { FILE_TOOL_NAMES, fileToolsOf } from './file-tools.ts';
-import { JournalMismatch, type RunJournal } from './journal.ts';
+import { AttemptSuperseded, JournalMismatch, type RunJournal } from './journal.ts';
 import type { McpTools } from './mcp-tools.ts';
 import { type ChatMessage, type ModelAnswer, type RunSpec, SIDECAR_PATHS, type ToolResult } from './protocol.ts';
 import { complete, ModelCallError, type ToolDef } from './providers.ts';
@@ -29,6 +29,8 @@ export interface SidecarState {
   fatalError?: string;
   /** Model calls this attempt sent (answers replayed from the journal are not counted). */
   modelCalls: number;
+  /** Another attempt recorded a step first (journal.ts, AttemptSuperseded): this one ends silently. */
+  superseded?: boolean;
 }
 
 export interface SidecarDeps {
@@ -44,6 +46,8 @@ export interface SidecarDeps {
   delivery?: ApiCallContext['config'];
   /** Model call spans, children of the executeAgent activity's span (the context the sidecar was made in). */
   tracer?: Tracer;
+  /** Stops the sandbox of an attempt found superseded: its runtime must ask nothing more. */
+  onSuperseded?: () => void;
 }
 
 export interface SidecarRun {
@@ -185,6 +189,10 @@ export class Sidecar {
     this.server = http.createServer((req, res) => {
       const handling = this.handle(req, res).catch((err) => {
         if (err instanceof JournalMismatch) this.state.fatalError = err.message;
+        if (err instanceof AttemptSuperseded && !this.state.superseded) {
+          this.state.superseded = true;
+          deps.onSuperseded?.();
+        }
         deps.log.warn({ err, runId: spec.run.id }, 'sidecar request failed');
         sendFailure(res, err);
       });
@@ -258,6 +266,8 @@ export class Sidecar {
       });
       return [200, answer];
     } catch (err) {
+      // Not the run's error: the live attempt carries the run on.
+      if (err instanceof AttemptSuperseded) throw err;
       const reason = err instanceof ModelCallError ? err.message : `The model call failed: ${(err as Error).message}`;
       this.state.fatalError = reason;
       await appendRunLog(this.deps.knex, run.id, { level: 'error', type: 'model', message: reason });
