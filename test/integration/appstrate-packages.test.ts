@@ -7,9 +7,9 @@
 // local fake (a test double of a third-party service), connected through the hosted link.
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
+import { freePort } from '../../shared/stack/ports.ts';
 import { zip } from '../fixtures/packages/build.ts';
 import { Client, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { FakeModel, type RecordedRequest, toolCall } from '../support/fake-model.ts';
@@ -20,14 +20,6 @@ import { startTestWorker, workerEnv } from '../support/worker.ts';
 const CLIENT_ID = 'lin-client-1';
 const CLIENT_SECRET = `lin-secret-${randomBytes(8).toString('hex')}`;
 const BROWSER = { accept: 'text/html' };
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 async function until<T>(what: string, fn: () => T | undefined | Promise<T | undefined>, ms = 30_000): Promise<T> {
   const end = Date.now() + ms;
