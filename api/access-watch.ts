@@ -7,7 +7,6 @@ import type { Knex } from 'knex';
 import { type AccessChange, type AccessGrant, type AccessLoss, recheckGrant } from '../shared/identity/access-grants.ts';
 import type { Logger } from '../shared/log.ts';
 import type { Scope } from '../shared/permissions.ts';
-import type { AppContext } from './route.ts';
 
 export interface AccessWatcher {
   grant: AccessGrant;
@@ -22,23 +21,6 @@ export interface AccessWatcher {
    * api/access-cache.ts): the registration then needs no check of its own.
    */
   unchangedSinceAuth?(): Promise<boolean>;
-}
-
-/** The grant behind an authenticated space-scoped request, as it stands now. */
-export function grantOf(ctx: AppContext): AccessGrant {
-  const auth = ctx.state.auth!;
-  const { org, space, endUserId, viewAs } = ctx.state.tenancy!;
-  return {
-    kind: auth.kind,
-    credentialId: auth.kind === 'api_key' ? auth.key.id : auth.kind === 'oidc' ? auth.clientId : auth.session.id,
-    tokenScopes: auth.kind === 'oidc' ? auth.scopes : undefined,
-    userId: auth.userId,
-    orgId: org!.id,
-    spaceId: space!.id,
-    endUserId,
-    viewAs,
-    expiresAt: auth.kind === 'api_key' ? auth.key.expires_at : auth.kind === 'oidc' ? auth.expiresAt : auth.session.expires_at,
-  };
 }
 
 interface Entry {

@@ -2,7 +2,7 @@
 // `limit` falls back to the route's default.
 import type { Knex } from 'knex';
 import { problem } from '../shared/errors.ts';
-import type { AppContext } from './route.ts';
+import type { AppContext } from './context.ts';
 
 export function limitFrom(raw: unknown, def: number, max: number): number {
   const n = typeof raw === 'number' ? raw : Number(raw);

@@ -1,7 +1,8 @@
 // Rate limits for routes SPEC 8.2 does not list, in one table. Listed routes declare their own
 // limit on their definition; both show in OpenAPI as `x-rate-limit` and in RateLimit headers.
 import type { Config } from '../shared/config.ts';
-import type { RateLimitRule, RouteDef } from './route.ts';
+import type { RateLimitRule } from './rate-limiters.ts';
+import type { RouteDef } from './route.ts';
 
 export const DEFAULT_RATE_LIMITS: Record<'public' | 'read' | 'write', RateLimitRule> = {
   /** Unauthenticated routes (discovery, health), per client IP. */

@@ -1,30 +1,13 @@
 // A route is one file exporting `defineRoute({...})`. The same definition drives request
 // validation, authentication, authorization, rate limiting and the OpenAPI document, so the
 // published schemas are exactly the ones enforced.
-import type { Context } from 'koa';
-import type { AccessView } from './access-cache.ts';
 import type { Scope } from '../shared/permissions.ts';
 import type { ModuleName } from '../shared/modules.ts';
-import type { RunRow } from '../shared/runs/model.ts';
-import type { Services } from './services.ts';
-import type { AuthState } from './middleware/authenticate.ts';
-import type { TenancyState } from './middleware/tenancy.ts';
+import type { AppContext } from './context.ts';
+import type { RateLimitRule } from './rate-limiters.ts';
 
 export type JsonSchema = Record<string, unknown>;
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
-
-export interface RateLimitRule {
-  /** Requests per window. */
-  points: number;
-  /** Window in seconds. */
-  duration: number;
-  /** Identity counted: client IP, or the authenticated identity (SPEC 8.1). */
-  by: 'ip' | 'identity';
-  /** Only when NODE_ENV=production (SPEC 5.4: session-library routes). */
-  productionOnly?: boolean;
-  /** OAuth endpoints (SPEC 5.5): a refusal is the RFC 6749 body `{error: 'temporarily_unavailable'}`, not a problem document. */
-  oauthError?: boolean;
-}
 
 export interface ResponseDef {
   description: string;
@@ -35,19 +18,6 @@ export interface ResponseDef {
   /** Also answered as a problem document, to a client that does not ask for `contentType`. */
   problem?: boolean;
 }
-
-export interface RouteState {
-  requestId: string;
-  rawBody?: Buffer;
-  auth?: AuthState;
-  tenancy?: TenancyState;
-  /** Credential and membership lookups for this request (api/access-cache.ts). */
-  access?: AccessView;
-  /** The remote run a sink secret opened (`auth: 'sink'` routes). */
-  sinkRun?: RunRow;
-}
-
-export type AppContext = Context & { state: RouteState; services: Services };
 
 export interface RouteInput<B, Q, P> {
   body: B;

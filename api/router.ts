@@ -11,7 +11,8 @@ import { authenticate } from './middleware/authenticate.ts';
 import { idempotencyKeyFor, withIdempotency } from './middleware/idempotency.ts';
 import { enforceRateLimit } from './middleware/rate-limit.ts';
 import { resolveTenancy } from './middleware/tenancy.ts';
-import type { AppContext, RouteDef } from './route.ts';
+import type { AppContext } from './context.ts';
+import type { RouteDef } from './route.ts';
 
 interface Compiled {
   params?: ValidateFunction;

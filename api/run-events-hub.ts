@@ -15,7 +15,7 @@ import { logDto } from '../shared/runs/logs.ts';
 import { RUN_SELECT, type RunRow, runDto, runsWithPackage, TERMINAL_STATUSES } from '../shared/runs/model.ts';
 import { AccessWatch } from './access-watch.ts';
 import { CallerSlots } from './caller-slots.ts';
-import { canReadRun, type RunAudience } from './routes/runs/_visible.ts';
+import { canReadRun, type RunAudience } from '../shared/runs/visibility.ts';
 import type { RealtimeChannel, SseStream } from './sse.ts';
 
 type Listener = (event: RunEvent) => void;

@@ -11,7 +11,7 @@ import { observeHub } from '../shared/observability/metrics.ts';
 import { createTracing, installTraceContext, type Tracing } from '../shared/observability/tracing.ts';
 import { temporalConnectionOptions } from '../shared/temporal-connection.ts';
 import { createApp } from './app.ts';
-import { RateLimiters } from './middleware/rate-limit.ts';
+import { RateLimiters } from './rate-limiters.ts';
 import { RunEventsHub } from './run-events-hub.ts';
 import type { RouteDef } from './route.ts';
 

@@ -8,7 +8,7 @@ import type { Logger } from '../shared/log.ts';
 import type { MailSender } from '../shared/mail/sender.ts';
 import type { Tracing } from '../shared/observability/tracing.ts';
 import type { AccessCache } from './access-cache.ts';
-import type { RateLimiters } from './middleware/rate-limit.ts';
+import type { RateLimiters } from './rate-limiters.ts';
 import type { RunEventsHub } from './run-events-hub.ts';
 
 export interface Services {

@@ -1,5 +1,5 @@
 import { SESSION_COOKIE } from '../shared/identity/sessions.ts';
-import type { AppContext } from './route.ts';
+import type { AppContext } from './context.ts';
 
 export function setSessionCookie(ctx: AppContext, token: string, expires: Date): void {
   const secure = ctx.services.config.publicUrl.startsWith('https:');

@@ -3,7 +3,7 @@
 // link's token, an OIDC interaction), so a value taken from one form is worthless on another.
 import { createHmac, randomBytes } from 'node:crypto';
 import { safeEqual, sha256Hex } from '../../shared/crypto.ts';
-import type { AppContext } from '../route.ts';
+import type { AppContext } from '../context.ts';
 
 export interface CsrfScope {
   cookie: string;

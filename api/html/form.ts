@@ -1,7 +1,7 @@
 // Reading the HTML forms' bodies (application/x-www-form-urlencoded, small).
 import getRawBody from 'raw-body';
 import { problem } from '../../shared/errors.ts';
-import type { AppContext } from '../route.ts';
+import type { AppContext } from '../context.ts';
 
 /** A form is small: 64 KiB at most. */
 export const FORM_BODY_LIMIT = 64 * 1024;

@@ -2,7 +2,7 @@
 // pages): one stylesheet, no script at all, and a strict Content-Security-Policy whose only
 // allowance is that stylesheet's hash.
 import { createHash } from 'node:crypto';
-import type { AppContext } from '../route.ts';
+import type { AppContext } from '../context.ts';
 
 const STYLE = `
 *{box-sizing:border-box}

@@ -8,29 +8,9 @@ import { verifyAccessToken } from '../../shared/oidc/tokens.ts';
 import { isScope, type Scope } from '../../shared/permissions.ts';
 import { runForSinkSecret } from '../../shared/runs/sink.ts';
 import { SESSION_COOKIE, extendIfDue, findSession } from '../../shared/identity/sessions.ts';
-import type { AppContext, RouteDef } from '../route.ts';
+import type { AppContext, AuthState, OidcToken } from '../context.ts';
+import type { RouteDef } from '../route.ts';
 import { setSessionCookie } from '../session-cookie.ts';
-
-/**
- * An OIDC access token (SPEC 5.5). `userId` is whose authority it carries: the signed-in user
- * (instance, org), or for a space-level token the person who made the client, as an API key
- * carries its creator's; the end-user is then who acts.
- */
-export interface OidcToken {
-  kind: 'oidc';
-  userId: string;
-  level: ClientLevel;
-  clientId: string;
-  /** The permissions the token carries: a ceiling on what `userId` holds. */
-  scopes: Scope[];
-  /** Bound context: the organization (org, space level) and the space and end-user (space level). */
-  orgId?: string;
-  spaceId?: string;
-  endUserId?: string;
-  expiresAt: Date;
-}
-
-export type AuthState = { kind: 'session'; userId: string; session: Session } | { kind: 'api_key'; userId: string; key: ApiKey } | OidcToken;
 
 /** Credentials bound to one organization and carrying a scope ceiling: API keys, org- and space-level tokens. */
 export function boundOrgId(auth: AuthState): string | undefined {

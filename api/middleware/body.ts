@@ -2,7 +2,7 @@
 // kept (idempotency fingerprints hash them), parse errors answered as problems.
 import getRawBody from 'raw-body';
 import { problem } from '../../shared/errors.ts';
-import type { AppContext } from '../route.ts';
+import type { AppContext } from '../context.ts';
 
 export async function readJsonBody(ctx: AppContext): Promise<unknown> {
   const limit = ctx.services.config.apiBodyLimitBytes;

@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import { ProblemError, problem } from '../../shared/errors.ts';
 import { decryptSecret, encryptSecret } from '../../shared/secrets.ts';
-import type { AppContext, RouteDef } from '../route.ts';
+import type { AppContext } from '../context.ts';
+import type { RouteDef } from '../route.ts';
 import { boundSpaceId, credentialIdentity } from './authenticate.ts';
 import { renderProblem } from './problems.ts';
 

@@ -7,7 +7,7 @@ import type { Next } from 'koa';
 import { problem } from '../../shared/errors.ts';
 import { httpDuration, httpRequests, METRICS_CONTENT_TYPE, METRICS_REFUSALS, metricsAccess, metricsText } from '../../shared/observability/metrics.ts';
 import { REQUEST_ID } from '../../shared/observability/tracing.ts';
-import type { AppContext } from '../route.ts';
+import type { AppContext } from '../context.ts';
 
 /** Only the trace context is taken from a caller: baggage (a run id...) is ours to set. */
 const callerContext = new W3CTraceContextPropagator();

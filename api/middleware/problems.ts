@@ -1,7 +1,7 @@
 // The one place errors become responses: RFC 9457 problem documents (SPEC 7).
 import type { Next } from 'koa';
 import { ProblemError, kebab, problem } from '../../shared/errors.ts';
-import type { AppContext } from '../route.ts';
+import type { AppContext } from '../context.ts';
 
 export function problemBody(ctx: AppContext, err: ProblemError): Record<string, unknown> {
   const body: Record<string, unknown> = {

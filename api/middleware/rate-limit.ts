@@ -1,38 +1,13 @@
 // Per-route, per-identity limits (SPEC 8.1) on rate-limiter-flexible: counters in Redis when
 // REDIS_URL is set (shared by replicas), in process memory otherwise.
-import { createRequire } from 'node:module';
-import type { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterRes } from 'rate-limiter-flexible';
 import { problem } from '../../shared/errors.ts';
 import { clientIp } from '../client-ip.ts';
 import { rateLimitOf } from '../rate-limits.ts';
-import type { AppContext, RateLimitRule, RouteDef } from '../route.ts';
+import type { AppContext } from '../context.ts';
+import type { RateLimitRule } from '../rate-limiters.ts';
+import type { RouteDef } from '../route.ts';
 import { credentialIdentity } from './authenticate.ts';
-
-export class RateLimiters {
-  private readonly limiters = new Map<string, RateLimiterAbstract>();
-  private readonly redis?: Redis;
-
-  constructor(redisUrl?: string) {
-    // ioredis loads only with REDIS_URL (issue 18: memory of an API without it).
-    if (redisUrl) this.redis = new (createRequire(import.meta.url)('ioredis') as typeof import('ioredis')).Redis(redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2 });
-  }
-
-  /** One limiter per route pattern: counters are separate per endpoint. */
-  forRoute(routeKey: string, rule: RateLimitRule): RateLimiterAbstract {
-    let limiter = this.limiters.get(routeKey);
-    if (!limiter) {
-      const opts = { keyPrefix: `rl:${routeKey}`, points: rule.points, duration: rule.duration };
-      limiter = this.redis ? new RateLimiterRedis({ ...opts, storeClient: this.redis }) : new RateLimiterMemory(opts);
-      this.limiters.set(routeKey, limiter);
-    }
-    return limiter;
-  }
-
-  async close(): Promise<void> {
-    await this.redis?.quit();
-  }
-}
 
 function identity(ctx: AppContext, rule: RateLimitRule): string {
   // Run-bound routes (a remote run's sink) count per run (SPEC 8.1).

@@ -1,6 +1,6 @@
 import type { Next } from 'koa';
 import { newId } from '../../shared/ids.ts';
-import type { AppContext } from '../route.ts';
+import type { AppContext } from '../context.ts';
 
 /** Every response, errors and unknown routes included, carries `Request-Id: req_...`. */
 export async function requestId(ctx: AppContext, next: Next): Promise<void> {

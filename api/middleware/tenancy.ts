@@ -9,19 +9,9 @@ import { narrowScopes } from '../../shared/identity/access-grants.ts';
 import { withoutDisabledScopes } from '../../shared/modules.ts';
 import { type OrgRole, type Scope, SPACE_ROLES, type SpaceRole } from '../../shared/permissions.ts';
 import { clientIp } from '../client-ip.ts';
-import type { AppContext, RouteDef } from '../route.ts';
+import type { AppContext, TenancyState } from '../context.ts';
+import type { RouteDef } from '../route.ts';
 import { boundOrgId, boundSpaceId, credentialScopes } from './authenticate.ts';
-
-export interface TenancyState {
-  org?: Organization;
-  orgRole?: OrgRole;
-  space?: Space;
-  /** Effective permissions in the route's context. */
-  scopes: ReadonlySet<Scope>;
-  /** Service-User: the end-user the API key acts for. */
-  endUserId?: string;
-  viewAs?: SpaceRole;
-}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const SPACE_ID = /^spc_[0-9A-Za-z]{24}$/;

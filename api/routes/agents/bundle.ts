@@ -4,7 +4,7 @@ import { effectiveTimeoutSeconds } from '../../../shared/packages/timeout.ts';
 import { defineRoute } from '../../route.ts';
 import { type PackageParams, packageParams, readablePackage } from '../packages/_access.ts';
 import { versionOrFail } from '../packages/_version.ts';
-import { SINK_PROTOCOL } from '../runs/_remote-protocol.ts';
+import { SINK_PROTOCOL } from '../../resources/remote-runs.ts';
 
 const bundleSchema = {
   type: 'object',

@@ -6,7 +6,8 @@ import { admitRun, type LaunchRequest, startRunWorkflow } from '../../../shared/
 import { type OwnerColumns, runDto, runSchema } from '../../../shared/runs/model.ts';
 import { runInput } from '../../../shared/validation.ts';
 import { ACCESS_EPOCH_SQL } from '../../access-cache.ts';
-import { type AppContext, defineRoute } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
+import { defineRoute } from '../../route.ts';
 import { connectionOwner } from '../connections/_shared.ts';
 import { canReadRun, findVisibleRun, runAudience } from '../runs/_visible.ts';
 

@@ -1,7 +1,7 @@
 import type { User } from '../../../shared/db/models.ts';
 import { createSession } from '../../../shared/identity/sessions.ts';
 import { clientIp } from '../../client-ip.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { userDto } from '../../schemas.ts';
 import { setSessionCookie } from '../../session-cookie.ts';
 

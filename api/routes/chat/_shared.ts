@@ -2,7 +2,7 @@
 // (anyone else's is 404) and the path parameter.
 import { CHAT_SESSION_SELECT, type ChatSessionView } from '../../../shared/chat/model.ts';
 import { problem } from '../../../shared/errors.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 
 /** The signed-in person's chat sessions in the request's space, with their agent's name. */
 export function callerSessions(ctx: AppContext) {

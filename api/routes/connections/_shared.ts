@@ -2,7 +2,7 @@
 // the lookup of one of the caller's own connections (anyone else's is 404).
 import { problem } from '../../../shared/errors.ts';
 import { type ConnectionOwner, type ConnectionRow, ownedConnections } from '../../../shared/integrations/connections.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { dateTime } from '../../schemas.ts';
 
 /** The actor a request connects as: its impersonated end-user, else its person (a key's creator). */

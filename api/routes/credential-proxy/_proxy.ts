@@ -12,7 +12,9 @@ import { callWithCredential, DeliveryRefused } from '../../../shared/integration
 import { findLiveProxySession } from '../../../shared/integrations/proxy-sessions.ts';
 import { matchesAuthorizedUri } from '../../../shared/integrations/uris.ts';
 import { configuredRateLimit } from '../../rate-limits.ts';
-import type { AppContext, HttpMethod, RateLimitRule, RouteDef } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
+import type { RateLimitRule } from '../../rate-limiters.ts';
+import type { HttpMethod, RouteDef } from '../../route.ts';
 import { defineRoute } from '../../route.ts';
 import { connectionOwner } from '../connections/_shared.ts';
 import { credentialIdentity } from '../../middleware/authenticate.ts';

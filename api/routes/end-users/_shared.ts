@@ -1,6 +1,6 @@
 import { EndUser } from '../../../shared/db/models.ts';
 import { problem } from '../../../shared/errors.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 
 export const endUserSchema = {
   type: 'object',

@@ -5,7 +5,7 @@
 import type { Knex } from 'knex';
 import { problem } from '../../../shared/errors.ts';
 import type { FileRow } from '../../../shared/files/model.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { runAudience } from '../runs/_visible.ts';
 
 export const fileIdParam = {

@@ -10,7 +10,7 @@ import { findIntegration, type Integration, type IntegrationAuth } from '../../.
 import type { ConnectSessionRow } from '../../../shared/integrations/connect-sessions.ts';
 import { type CsrfScope, csrfValid as validCsrf, issueCsrf as newCsrf } from '../../html/csrf.ts';
 import { escapeHtml, sendPage } from '../../html/page.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 
 export { CONTENT_SECURITY_POLICY, escapeHtml, sendPage } from '../../html/page.ts';
 

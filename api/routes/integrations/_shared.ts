@@ -2,7 +2,8 @@
 // space cannot see it, the package visibility rule).
 import { findIntegration, type Integration } from '../../../shared/integrations/auths.ts';
 import { problem } from '../../../shared/errors.ts';
-import type { AppContext, ResponseDef } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
+import type { ResponseDef } from '../../route.ts';
 import { nameParam, scopeParam } from '../packages/_access.ts';
 
 /**

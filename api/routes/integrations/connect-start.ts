@@ -3,7 +3,8 @@ import type { Integration, IntegrationAuth } from '../../../shared/integrations/
 import { type ConnectSessionRow, liveConnectSession } from '../../../shared/integrations/connect-sessions.ts';
 import { authorizationRequest, findOAuthClient, redirectUri, requestedScopes } from '../../../shared/integrations/oauth2.ts';
 import { encryptSecret } from '../../../shared/secrets.ts';
-import { type AppContext, defineRoute } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
+import { defineRoute } from '../../route.ts';
 import { htmlPage } from './_shared.ts';
 import { CONTENT_SECURITY_POLICY, issueCsrf, sendForm, sendLinkGone, sendMessage, sessionTarget, setOAuthStateCookie } from './_form.ts';
 

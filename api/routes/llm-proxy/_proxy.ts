@@ -18,9 +18,11 @@ import { type ModelConfig, type ModelProvider, NO_MODEL_CONFIGURED, resolveNamed
 import { addUsage, pricedUsage, type ReportedUsage, usageOf } from '../../../shared/models/usage.ts';
 import { notifyRunEvent } from '../../../shared/runs/events.ts';
 import { isTerminal, type RunRow } from '../../../shared/runs/model.ts';
-import { grantOf } from '../../access-watch.ts';
+import { grantOf } from '../../request-grant.ts';
 import { configuredRateLimit } from '../../rate-limits.ts';
-import type { AppContext, RateLimitRule } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
+import type { RateLimitRule } from '../../rate-limiters.ts';
+import type {  } from '../../route.ts';
 import { audienceOf, canReadRun } from '../runs/_visible.ts';
 
 const TIMEOUT_MS = 120_000;

@@ -6,7 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { CURRENT_API_VERSION } from '../../../shared/api-version.ts';
 import { type ErrorCode as ProblemCode, ProblemError, problem } from '../../../shared/errors.ts';
 import { problemBody } from '../../middleware/problems.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { callTool, TOOLS } from './_tools.ts';
 
 const INSTRUCTIONS =

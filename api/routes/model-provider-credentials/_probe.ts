@@ -2,7 +2,7 @@
 // needs the key, through the organization's default proxy.
 import { type CallResult, listModels, type ProviderTarget } from '../../../shared/models/outbound.ts';
 import { orgProxyUrl } from '../../../shared/models/resolve.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { callOut, testResult } from '../models/_calls.ts';
 import { testResultSchema } from '../models/_shared.ts';
 

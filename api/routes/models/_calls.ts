@@ -6,7 +6,7 @@ import { type CallResult, outboundDispatcher, proxySecrets } from '../../../shar
 import { problem } from '../../../shared/errors.ts';
 import { redact } from '../../../shared/integrations/deliver.ts';
 import { decryptSecret, SecretsUnavailableError } from '../../../shared/secrets.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 
 /**
  * `call` through a dispatcher to `targetUrl` (through `proxyUrl` when given). A destination the

@@ -2,7 +2,7 @@ import { EgressError, checkDestination, checkProxiedDestination } from '../../..
 import { problem } from '../../../shared/errors.ts';
 import { type CredentialRow, type ModelProvider, orgProxyUrl } from '../../../shared/models/resolve.ts';
 import { encryptSecret, SecretsUnavailableError } from '../../../shared/secrets.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 
 export const modelSchema = {
   type: 'object',

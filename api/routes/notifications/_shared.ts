@@ -2,7 +2,7 @@
 // lookup of one of them (anyone else's is 404).
 import { problem } from '../../../shared/errors.ts';
 import { NOTIFICATION_TYPES, type NotificationRow } from '../../../shared/notifications/create.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { dateTime } from '../../schemas.ts';
 
 /**

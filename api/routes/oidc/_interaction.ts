@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import type Provider from 'oidc-provider';
 import { findClientRow, type OAuthClientRow } from '../../../shared/oidc/clients.ts';
 import { type CsrfScope, csrfValid, issueCsrf } from '../../html/csrf.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { messagePage } from './pages.ts';
 import { INTERACTION_PATH, oidcServer } from './provider.ts';
 

@@ -6,7 +6,9 @@ import type { Knex } from 'knex';
 import { accountClaims } from '../../../shared/oidc/accounts.ts';
 import { verifyAccessToken } from '../../../shared/oidc/tokens.ts';
 import { readForm } from '../../html/form.ts';
-import { type AppContext, defineRoute, type HttpMethod, type JsonSchema, type RateLimitRule, type RouteDef } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
+import type { RateLimitRule } from '../../rate-limiters.ts';
+import { defineRoute, type HttpMethod, type JsonSchema, type RouteDef } from '../../route.ts';
 import { prefillUserCode } from './pages.ts';
 import { oidcServer, ROUTES, SESSION_COOKIE } from './provider.ts';
 

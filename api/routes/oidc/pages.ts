@@ -4,7 +4,7 @@
 // consent, oidc-provider's `xsrf` on the device and sign-out forms).
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { escapeHtml, sendPage } from '../../html/page.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { INTERACTION_PATH } from './provider.ts';
 
 const page = (ctx: unknown) => ctx as AppContext;

@@ -2,7 +2,7 @@ import { problem } from '../../../shared/errors.ts';
 import { isOrgAdmin, orgRole } from '../../../shared/identity/tenancy.ts';
 import type { OrgRole } from '../../../shared/permissions.ts';
 import { viewAsRole } from '../../middleware/tenancy.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 
 /**
  * The caller's role in the path's organization: 404 when not a member (cannot read it). An

@@ -6,7 +6,7 @@ import { parseIfMatch } from '../../../shared/packages/etag.ts';
 import type { ViewContext } from '../../../shared/packages/representation.ts';
 import { type PackageRow, type PackageType, TYPE_SCOPES, fullName } from '../../../shared/packages/types.ts';
 import { findVisiblePackage } from '../../../shared/packages/visibility.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { credentialScopes } from '../../middleware/authenticate.ts';
 
 export interface PackageParams {

@@ -4,7 +4,7 @@ import { problem } from '../../../shared/errors.ts';
 import { draftEtag } from '../../../shared/packages/etag.ts';
 import { importPackage } from '../../../shared/packages/import.ts';
 import { type FileMap, fullName, type PackageRow, type PackageType, TYPE_SCOPES } from '../../../shared/packages/types.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { authorityOf } from './_access.ts';
 
 export const importedSchema = {

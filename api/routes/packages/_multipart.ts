@@ -1,7 +1,7 @@
 // Reads one file field of a multipart/form-data upload into memory, with hard limits.
 import busboy from 'busboy';
 import { problem } from '../../../shared/errors.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 
 const MULTIPART_OVERHEAD = 1024 * 1024;
 

@@ -3,7 +3,7 @@ import { draftEtag } from '../../../shared/packages/etag.ts';
 import { restoreVersion } from '../../../shared/packages/draft-write.ts';
 import { representation } from '../../../shared/packages/representation.ts';
 import type { PackageType } from '../../../shared/packages/types.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { type PackageParams, ifMatchOf, readablePackage, requireHomeScope, viewOf } from './_access.ts';
 import { versionOrFail } from './_version.ts';
 

@@ -3,7 +3,7 @@
 // a user and password: the whole URL is stored encrypted and shown without them.
 import { EgressError, checkDestination } from '../../../shared/egress.ts';
 import { problem } from '../../../shared/errors.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { sealKey } from '../models/_shared.ts';
 
 export interface ProxyRow {

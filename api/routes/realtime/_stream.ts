@@ -1,6 +1,7 @@
 // What the three realtime routes share (SPEC 4.5, 6.4): query parameters, frame schemas for
 // OpenAPI, and subscribing a connection to the run events hub.
-import type { JsonSchema, AppContext, RouteDef } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
+import type { JsonSchema, RouteDef } from '../../route.ts';
 import { chatSessionSchema } from '../../../shared/chat/model.ts';
 import { runLogSchema } from '../../../shared/runs/logs.ts';
 import { runSchema } from '../../../shared/runs/model.ts';
@@ -8,7 +9,7 @@ import { RUN_VISIBILITY_COLUMNS, type RealtimeSubscriber } from '../../run-event
 import { parseChannels, SseStream, SSE_KEEPALIVE_MS, SSE_MAX_QUEUED_FRAMES } from '../../sse.ts';
 import { problem } from '../../../shared/errors.ts';
 import { StaleAccess } from '../../access-cache.ts';
-import { grantOf } from '../../access-watch.ts';
+import { grantOf } from '../../request-grant.ts';
 import { credentialIdentity } from '../../middleware/authenticate.ts';
 import { audienceOf, canReadRun, type RunAudience, runAudience } from '../runs/_visible.ts';
 import { connectionOwner } from '../connections/_shared.ts';

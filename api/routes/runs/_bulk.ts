@@ -13,7 +13,8 @@ import {
   bulkJobDto,
   newBulkJobId,
 } from '../../../shared/runs/bulk.ts';
-import type { AppContext, JsonSchema } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
+import type { JsonSchema } from '../../route.ts';
 import { startBulkRunsWorkflow } from '../../../temporal/starters/bulk-runs.ts';
 import { dateTime } from '../../schemas.ts';
 import { launcherOf } from '../agents/launch-run.ts';

@@ -8,9 +8,9 @@ import { RUN_SELECT, type RunRow, runDto } from '../../../shared/runs/model.ts';
 import { canReadRun, type RunAudience, runsVisibleTo } from '../../../shared/runs/visibility.ts';
 import { preparedShape } from '../../../shared/db/prepared.ts';
 import { ACCESS_EPOCH_SQL } from '../../access-cache.ts';
-import { grantOf } from '../../access-watch.ts';
+import { grantOf } from '../../request-grant.ts';
 import { setOffsetLinks } from '../../pagination.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 
 /**
  * Whose runs a caller may read in its space: every run with `runs:read-all` (`only` null),

@@ -3,9 +3,9 @@ import { problem } from '../../../shared/errors.ts';
 import type { AccessLoss } from '../../../shared/identity/access-grants.ts';
 import type { Scope } from '../../../shared/permissions.ts';
 import { isTerminal } from '../../../shared/runs/model.ts';
-import { grantOf } from '../../access-watch.ts';
+import { grantOf } from '../../request-grant.ts';
 import { credentialIdentity } from '../../middleware/authenticate.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { findVisibleRun } from './_visible.ts';
 
 export const MAX_WAIT_SECONDS = 55;

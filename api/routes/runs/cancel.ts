@@ -1,6 +1,7 @@
 import { requestRunCancel } from '../../../shared/runs/cancel.ts';
 import { runDto, runSchema } from '../../../shared/runs/model.ts';
-import { type AppContext, defineRoute } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
+import { defineRoute } from '../../route.ts';
 import { findVisibleRun, runIdParam } from './_visible.ts';
 
 /**

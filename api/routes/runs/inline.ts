@@ -5,7 +5,8 @@ import { startRunWorkflow } from '../../../shared/runs/launch.ts';
 import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { enforceOrgRateLimit } from '../../middleware/rate-limit.ts';
 import { configuredRateLimit } from '../../rate-limits.ts';
-import { type AppContext, defineRoute } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
+import { defineRoute } from '../../route.ts';
 import { launchConnections, launchConnectionsBody, launcherOf, launchInput, launchInputBody, shapeRunReplay } from '../agents/launch-run.ts';
 
 const RATE_SETTING = 'INLINE_RUN_LIMITS.rate_per_min';

@@ -1,6 +1,7 @@
 import { logDto, runLogSchema } from '../../../shared/runs/logs.ts';
 import { limitFrom, setSequenceNext } from '../../pagination.ts';
-import { type AppContext, defineRoute } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
+import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { findVisibleRun, runIdParam } from './_visible.ts';
 

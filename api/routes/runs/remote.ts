@@ -1,9 +1,10 @@
 import { runDto, runSchema } from '../../../shared/runs/model.ts';
 import { newSinkSecret, SINK_TTL } from '../../../shared/runs/sink.ts';
 import { configuredRateLimit } from '../../rate-limits.ts';
-import { type AppContext, defineRoute } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
+import { defineRoute } from '../../route.ts';
 import { launchable, launchConnections, launchConnectionsBody, launchFromRequest, launchInputBody, launchVersionBody, launchVersionQuery } from '../agents/launch-run.ts';
-import { SINK_PROTOCOL } from './_remote-protocol.ts';
+import { SINK_PROTOCOL } from '../../resources/remote-runs.ts';
 import { findVisibleRun } from './_visible.ts';
 
 interface RemoteBody {

@@ -1,6 +1,6 @@
 import { extendRunSink, SINK_TTL } from '../../../shared/runs/sink.ts';
 import { defineRoute } from '../../route.ts';
-import { SINK_PROTOCOL } from './_remote-protocol.ts';
+import { SINK_PROTOCOL } from '../../resources/remote-runs.ts';
 import { runIdParam } from './_visible.ts';
 
 export default defineRoute<{ seconds?: number }, unknown, { id: string }>({

@@ -5,7 +5,7 @@ import { SpaceMember } from '../../../shared/db/models.ts';
 import { problem } from '../../../shared/errors.ts';
 import { isOrgAdmin } from '../../../shared/identity/tenancy.ts';
 import type { ScheduleRow } from '../../../shared/schedules/model.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 
 /** `creator`: every change; `admin`: pause, resume and delete only. */
 export type ScheduleAuthority = 'creator' | 'admin';

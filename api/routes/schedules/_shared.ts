@@ -5,7 +5,7 @@ import type { ResolvedAgent } from '../../../shared/packages/resolve-agent.ts';
 import type { ScheduleRow } from '../../../shared/schedules/model.ts';
 import { nextRunAt } from '../../../shared/schedules/temporal.ts';
 import { runInput } from '../../../shared/validation.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { dateTime } from '../../schemas.ts';
 
 /** A schedule row with its package's '@scope/name' parts. */

@@ -4,7 +4,7 @@ import { problem } from '../../../shared/errors.ts';
 import { narrowScopes } from '../../../shared/identity/access-grants.ts';
 import { customRoleScopes, findSpace, spaceScopes } from '../../../shared/identity/tenancy.ts';
 import { type Scope, SPACE_ROLE_SCOPES, type SpaceRole } from '../../../shared/permissions.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 
 /**
  * The path's space and what the caller holds there; 404 when the caller holds nothing. An

@@ -3,7 +3,7 @@
 // as runs are (api/routes/runs/_visible.ts).
 import { problem } from '../../../shared/errors.ts';
 import type { OwnerColumns } from '../../../shared/runs/model.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { canReadRun, runAudience } from '../runs/_visible.ts';
 
 export interface UploadRow extends OwnerColumns {

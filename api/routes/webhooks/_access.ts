@@ -3,7 +3,7 @@
 import { problem } from '../../../shared/errors.ts';
 import { findSpace, spaceScopes } from '../../../shared/identity/tenancy.ts';
 import { intersect, type Scope } from '../../../shared/permissions.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 import { boundSpaceId, credentialScopes } from '../../middleware/authenticate.ts';
 
 export type WebhookAction = 'read' | 'write' | 'delete';

@@ -1,6 +1,6 @@
 import { checkDestination, EgressError } from '../../../shared/egress.ts';
 import { problem } from '../../../shared/errors.ts';
-import type { AppContext } from '../../route.ts';
+import type { AppContext } from '../../context.ts';
 
 /** SPEC 6.3.9: HTTPS only, never a private, loopback, link-local or reserved destination. */
 export async function assertWebhookUrl(ctx: AppContext, url: string): Promise<void> {

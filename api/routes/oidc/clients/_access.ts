@@ -7,7 +7,7 @@ import { findSpace, spaceScopes } from '../../../../shared/identity/tenancy.ts';
 import { type ClientLevel, OIDC_SCOPES, type OAuthClientRow, redirectUriProblem, scopesBeyondLevel } from '../../../../shared/oidc/clients.ts';
 import { SCOPES } from '../../../../shared/permissions.ts';
 import { boundSpaceId } from '../../../middleware/authenticate.ts';
-import type { AppContext } from '../../../route.ts';
+import type { AppContext } from '../../../context.ts';
 
 /** Whether the caller holds any role in the space of its organization (a key or space-bound token: only its own space). */
 export async function canActInSpace(ctx: AppContext, spaceId: string): Promise<boolean> {

@@ -3,7 +3,8 @@ import { newId, newToken, randomBase62 } from '../../../../shared/ids.ts';
 import { type ClientLevel, type OAuthClientRow, permissionScopes } from '../../../../shared/oidc/clients.ts';
 import { boundSpaceId } from '../../../middleware/authenticate.ts';
 import { SPACE_ID } from '../../../middleware/tenancy.ts';
-import { type AppContext, defineRoute } from '../../../route.ts';
+import type { AppContext } from '../../../context.ts';
+import { defineRoute } from '../../../route.ts';
 import { sealKey } from '../../models/_shared.ts';
 import { assertMayManageInstanceClients, assertRedirectUris, assertScopesForLevel, canActInSpace, clientDto, clientFields, clientSchema } from './_access.ts';
 

@@ -1,6 +1,6 @@
 // The sink protocol of remote runs, written once and published in OpenAPI on the three routes
 // that speak it (launch, report, extend).
-import { MAX_SINK_EVENTS, SINK_TTL } from '../../../shared/runs/sink.ts';
+import { MAX_SINK_EVENTS, SINK_TTL } from '../../shared/runs/sink.ts';
 
 export const SINK_PROTOCOL = `**Remote runs and their sink.** A remote run executes outside the service (a developer's machine, a CI job) and reports through its sink:
 
