@@ -5,7 +5,7 @@
 // Idempotent: deleting missing bytes or rows is not an error, and a rerun picks up what is left.
 import type { Knex } from 'knex';
 import { UPLOAD_TTL_MS, unreferencedKeys } from '../shared/files/expiry.ts';
-import { DiskStorage } from '../shared/files/storage.ts';
+import { DiskStorage } from '../shared/files/disk-storage.ts';
 import type { ActivityDeps } from './deps.ts';
 
 /** How long a partial upload may sit beyond the upload URL's hour before it is taken for debris. */

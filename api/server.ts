@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
 import type { Config } from '../shared/config.ts';
 import { createKnex } from '../shared/db/knex.ts';
-import { fileStorage } from '../shared/files/storage.ts';
+import { fileStorage } from '../shared/files/configured-storage.ts';
 import { createLogger, type Logger } from '../shared/log.ts';
 import { MailSender } from '../shared/mail/sender.ts';
 import { observeHub } from '../shared/observability/metrics.ts';

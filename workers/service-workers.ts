@@ -22,7 +22,7 @@ import { ensureFileSweepSchedule } from '../shared/files/sweep-schedule.ts';
 import type { Logger } from '../shared/log.ts';
 import { type MetricsServer, startMetricsServer } from '../shared/observability/metrics.ts';
 import { installTraceContext, NO_TRACING, type Tracing } from '../shared/observability/tracing.ts';
-import { fileStorage } from '../shared/files/storage.ts';
+import { fileStorage } from '../shared/files/configured-storage.ts';
 import { temporalConnectionOptions } from '../shared/temporal-connection.ts';
 import { AGENT_RUNS_TASK_QUEUE, AGENT_SANDBOX_TASK_QUEUE, PLATFORM_TASK_QUEUE } from '../temporal/contract/queues.ts';
 import { startSandboxes } from './sandbox-startup.ts';

@@ -1,14 +1,10 @@
-// Where file bytes live (DESIGN.md section 7): one interface, two stores. The local disk under
+// Where file bytes live (DESIGN.md section 7): one interface, two stores (disk-storage.ts,
+// s3-storage.ts), opened by configured-storage.ts. The local disk under
 // `$DATA_DIR/files` by default; S3-compatible object storage when S3_* is set, so API replicas
 // and workers on several machines share files. Bytes are written whole or not at all: a partial
 // or mismatched upload is never visible under its key.
-import { createHash, randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
+import { createHash, } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import type { Config } from '../config.ts';
-import { pathUnder } from './confine.ts';
 
 /** The bytes sent were not the size declared. Nothing was stored. */
 export class SizeMismatchError extends Error {
@@ -78,94 +74,4 @@ export async function* measured(body: AsyncIterable<Buffer | string>, size: numb
   if (received !== size) throw new SizeMismatchError(size, received);
   digest.sha256 = hash.digest('hex');
   if (held) yield held;
-}
-
-/**
- * The local disk: one file per key under `root`. Bytes go to a uniquely named file under
- * `root/.partial` (same file system, never a key: keys cannot start with a dot), flushed to disk,
- * and are renamed onto the key only when whole and exact.
- */
-export class DiskStorage implements FileStorage {
-  readonly root: string;
-
-  constructor(root: string) {
-    this.root = root;
-  }
-
-  private pathOf(key: string): string {
-    assertStorageKey(key);
-    return pathUnder(this.root, ...key.split('/'));
-  }
-
-  async put(key: string, body: Readable, size: number): Promise<{ sha256: string }> {
-    const target = this.pathOf(key);
-    const partialDir = path.join(this.root, '.partial');
-    await fs.promises.mkdir(partialDir, { recursive: true });
-    await fs.promises.mkdir(path.dirname(target), { recursive: true });
-    const partial = path.join(partialDir, `${randomUUID()}.part`);
-    const digest: { sha256?: string } = {};
-    const out = fs.createWriteStream(partial, { flags: 'wx', flush: true });
-    try {
-      await pipeline(measured(body, size, digest), out);
-      await fs.promises.rename(partial, target);
-    } catch (err) {
-      // A body that fails at once rejects the pipeline while the file's open may still be under
-      // way: removing it before the stream has closed would leave the file created after.
-      if (!out.closed) await new Promise<void>((resolve) => out.once('close', () => resolve()));
-      await fs.promises.rm(partial, { force: true });
-      throw err;
-    }
-    return { sha256: digest.sha256! };
-  }
-
-  async get(key: string, range?: ByteRange): Promise<Readable> {
-    const file = this.pathOf(key);
-    // Open first, so a missing key fails here and not later on the stream.
-    let handle: fs.promises.FileHandle;
-    try {
-      handle = await fs.promises.open(file, 'r');
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new StoredFileMissingError(key);
-      throw err;
-    }
-    return handle.createReadStream(range ? { start: range.start, end: range.end } : {});
-  }
-
-  async delete(key: string): Promise<void> {
-    await fs.promises.rm(this.pathOf(key), { force: true });
-  }
-
-  /**
-   * Removes partial files older than `maxAgeMs`: a `put` cleans up after itself, but not a
-   * process killed mid-upload. Returns how many were removed.
-   */
-  async removeStalePartials(maxAgeMs: number): Promise<number> {
-    const dir = path.join(this.root, '.partial');
-    let names: string[];
-    try {
-      names = await fs.promises.readdir(dir);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0;
-      throw err;
-    }
-    let removed = 0;
-    for (const name of names) {
-      const file = path.join(dir, name);
-      const st = await fs.promises.stat(file).catch(() => undefined);
-      if (st && Date.now() - st.mtimeMs > maxAgeMs) {
-        await fs.promises.rm(file, { force: true });
-        removed++;
-      }
-    }
-    return removed;
-  }
-}
-
-/** The configured store: S3-compatible when S3_* is set (shared/files/s3-storage.ts), else the disk. */
-export async function fileStorage(config: Pick<Config, 'dataDir' | 's3'>): Promise<FileStorage> {
-  if (config.s3) {
-    const { S3Storage } = await import('./s3-storage.ts');
-    return new S3Storage(config.s3);
-  }
-  return new DiskStorage(path.join(config.dataDir, 'files'));
 }

@@ -12,7 +12,9 @@ import { Readable } from 'node:stream';
 import { CreateBucketCommand, ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { expect } from 'chai';
 import { S3Storage } from '../../shared/files/s3-storage.ts';
-import { DiskStorage, type FileStorage, SizeMismatchError, StoredFileMissingError, fileStorage } from '../../shared/files/storage.ts';
+import { fileStorage } from '../../shared/files/configured-storage.ts';
+import { DiskStorage } from '../../shared/files/disk-storage.ts';
+import { type FileStorage, SizeMismatchError, StoredFileMissingError } from '../../shared/files/storage.ts';
 
 const MOTO = '5.2.5';
 const root = path.resolve(import.meta.dirname, '..', '..');

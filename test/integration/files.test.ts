@@ -11,7 +11,7 @@ import { expect } from 'chai';
 import { loadConfig } from '../../shared/config.ts';
 import { fileExpiresAt } from '../../shared/files/expiry.ts';
 import { signPreviewToken } from '../../shared/files/preview-token.ts';
-import { DiskStorage } from '../../shared/files/storage.ts';
+import { DiskStorage } from '../../shared/files/disk-storage.ts';
 import { FILE_SWEEP_SCHEDULE_ID } from '../../shared/files/sweep-schedule.ts';
 import { newId } from '../../shared/ids.ts';
 import { Client, newKey, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';

@@ -13,7 +13,7 @@ import { Readable } from 'node:stream';
 import { expect } from 'chai';
 import { collectOutputFiles, makeWorkspaceDirs, prepareRunFiles } from '../../activities/run-files.ts';
 import { SANDBOX_UID } from '../../activities/sandbox/spawn.ts';
-import { DiskStorage } from '../../shared/files/storage.ts';
+import { DiskStorage } from '../../shared/files/disk-storage.ts';
 import { readArchive } from '../../shared/packages/archive.ts';
 import { renameEntry, uniqueScope, zip } from '../fixtures/packages/build.ts';
 import { Client, newOrg, startTestApi, type TestApi } from '../support/api.ts';

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { collectOutputFiles, OUTPUT_MAX_FILES } from '../../activities/run-files.ts';
-import { DiskStorage } from '../../shared/files/storage.ts';
+import { DiskStorage } from '../../shared/files/disk-storage.ts';
 import { Client, newKey, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { FakeModel, type RecordedRequest, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { prepareRunFiles } from '../../activities/run-files.ts';
 import { spawnSandbox } from '../../activities/sandbox/spawn.ts';
-import { DiskStorage } from '../../shared/files/storage.ts';
+import { DiskStorage } from '../../shared/files/disk-storage.ts';
 import { newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
