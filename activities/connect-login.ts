@@ -3,7 +3,7 @@
 // the auth declares one, and stores the connection: new, or the named one refreshed in place.
 // Only an outcome leaves this activity; it is not retried (a login is not sent twice).
 import { integrationOf } from '../shared/integrations/auths.ts';
-import type { ConnectLoginInput, ConnectLoginResult } from '../shared/integrations/connect.ts';
+import type { ConnectLoginInput, ConnectLoginResult } from '../temporal/contract/workflows.ts';
 import { grantColumns, sealCredentials } from '../shared/integrations/connections.ts';
 import { LoginRefused, performLogin } from '../shared/integrations/login.ts';
 import { newId } from '../shared/ids.ts';

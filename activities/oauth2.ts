@@ -10,12 +10,8 @@ import { notifyConnectionUpdate } from '../shared/integrations/connection-events
 import { findOAuthClient, type OAuthCredential, refreshAt, TokenRefused, tokenRequest } from '../shared/integrations/oauth2.ts';
 import { notifyConnectionNeedsReconnection } from '../shared/notifications/create.ts';
 import type { PackageRow } from '../shared/packages/types.ts';
+import type { RefreshConnectionInput } from '../temporal/contract/workflows.ts';
 import type { ActivityDeps } from './deps.ts';
-
-export interface RefreshConnectionInput {
-  connectionId: string;
-  orgId: string;
-}
 
 /** `wait`: refresh at `at` (epoch ms) the token that expires at `expiresAt`; `stop`: nothing to refresh. */
 export type RefreshPlan = { action: 'stop'; reason: string } | { action: 'wait'; at: number; expiresAt: string };

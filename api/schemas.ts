@@ -34,61 +34,6 @@ export const problemSchema: JsonSchema = {
   },
 };
 
-export const userSchema: JsonSchema = {
-  type: 'object',
-  required: ['id', 'email', 'name'],
-  properties: { id: { type: 'string' }, email: { type: 'string' }, name: { type: 'string' } },
-};
-
-export const sessionSchema: JsonSchema = {
-  type: 'object',
-  required: ['user', 'session'],
-  properties: { user: userSchema, session: { type: 'object', properties: { expiresAt: dateTime } } },
-};
-
-export const spaceSchema: JsonSchema = {
-  type: 'object',
-  required: ['object', 'id', 'orgId', 'name', 'kind'],
-  properties: {
-    object: { const: 'space' },
-    id: { type: 'string', pattern: '^spc_' },
-    orgId: { type: 'string', format: 'uuid' },
-    name: { type: 'string' },
-    kind: { enum: ['default', 'team', 'personal'] },
-    ownerUserId: { type: ['string', 'null'] },
-    createdAt: dateTime,
-  },
-};
-
-export const spaceMemberSchema: JsonSchema = {
-  type: 'object',
-  required: ['object', 'userId', 'preset_role', 'custom_role_id'],
-  properties: {
-    object: { const: 'space_member' },
-    userId: { type: 'string' },
-    preset_role: { type: ['string', 'null'] },
-    custom_role_id: { type: ['string', 'null'] },
-  },
-};
-
-export const apiKeySchema: JsonSchema = {
-  type: 'object',
-  required: ['object', 'id', 'name', 'keyPrefix', 'scopes', 'expiresAt', 'createdAt'],
-  properties: {
-    object: { const: 'api_key' },
-    id: { type: 'string' },
-    key: { type: 'string', pattern: '^svc_[0-9A-Za-z]{36}$', description: 'Returned once, at creation.' },
-    keyPrefix: { type: 'string' },
-    name: { type: 'string' },
-    scopes: { type: 'array', items: { type: 'string' } },
-    spaceId: { type: 'string' },
-    createdBy: { type: 'string' },
-    expiresAt: { type: ['string', 'null'], format: 'date-time' },
-    lastUsedAt: { type: ['string', 'null'], format: 'date-time' },
-    createdAt: dateTime,
-  },
-};
-
 /** SPEC 2.1 list envelope. */
 export function listOf(item: JsonSchema): JsonSchema {
   return {
@@ -96,8 +41,4 @@ export function listOf(item: JsonSchema): JsonSchema {
     required: ['object', 'data', 'hasMore'],
     properties: { object: { const: 'list' }, data: { type: 'array', items: item }, hasMore: { type: 'boolean' } },
   };
-}
-
-export function userDto(u: { id: string; email: string; name: string }) {
-  return { id: u.id, email: u.email, name: u.name };
 }

@@ -5,14 +5,9 @@
 // and tries again; after BULK_LIMIT_PATIENCE without progress the refused items fail instead.
 import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
 import type { createBulkRunsActivities } from '../activities/bulk-runs.ts';
+import type { BulkRunsInput } from '../temporal/contract/workflows.ts';
 
 type BulkActivities = ReturnType<typeof createBulkRunsActivities>;
-
-export interface BulkRunsInput {
-  jobId: string;
-  /** Carried over a continue-as-new: time already spent waiting on the run limits. */
-  waitedMs?: number;
-}
 
 /** How long a replay waits on the run limits without progress before refused items fail. */
 export const BULK_LIMIT_PATIENCE_MS = 30 * 60 * 1000;

@@ -3,7 +3,7 @@
 // Postgres, so they never appear in the workflow's history.
 import { proxyActivities } from '@temporalio/workflow';
 import type { createConnectLoginActivity } from '../activities/connect-login.ts';
-import type { ConnectLoginInput, ConnectLoginResult } from '../shared/integrations/connect.ts';
+import type { ConnectLoginInput, ConnectLoginResult } from '../temporal/contract/workflows.ts';
 
 const { performConnectLogin } = proxyActivities<ReturnType<typeof createConnectLoginActivity>>({
   startToCloseTimeout: '25 seconds',

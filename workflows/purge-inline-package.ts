@@ -4,6 +4,7 @@
 // within the timeout ceiling).
 import { proxyActivities, sleep } from '@temporalio/workflow';
 import type { createPurgeInlinePackageActivity, PurgeOutcome } from '../activities/purge-inline-package.ts';
+import type { PurgeInlinePackageInput } from '../temporal/contract/workflows.ts';
 
 export const BUSY_RETRY = '1 hour';
 
@@ -12,7 +13,7 @@ const activities = proxyActivities<ReturnType<typeof createPurgeInlinePackageAct
   startToCloseTimeout: '1 minute',
 });
 
-export async function purgeInlinePackage(input: { packageId: string; retentionDays: number }): Promise<Exclude<PurgeOutcome, 'busy'>> {
+export async function purgeInlinePackage(input: PurgeInlinePackageInput): Promise<Exclude<PurgeOutcome, 'busy'>> {
   await sleep(`${input.retentionDays} days`);
   for (;;) {
     const outcome = await activities.purgeInlinePackage({ packageId: input.packageId });

@@ -4,7 +4,8 @@
 // gone, has no refresh token, or the provider refused (the activity then set
 // `needs_reconnection`). Its history holds ids and times only. A reconnect restarts it.
 import { continueAsNew, proxyActivities, sleep } from '@temporalio/workflow';
-import type { createOAuth2Activities, RefreshConnectionInput } from '../activities/oauth2.ts';
+import type { createOAuth2Activities } from '../activities/oauth2.ts';
+import type { RefreshConnectionInput } from '../temporal/contract/workflows.ts';
 
 const { planConnectionRefresh } = proxyActivities<ReturnType<typeof createOAuth2Activities>>({
   startToCloseTimeout: '30 seconds',

@@ -6,14 +6,8 @@
 import { ApplicationFailure, allHandlersFinished, condition, isCancellation, setHandler } from '@temporalio/workflow';
 import type { RunOutcome } from '../activities/run-state.ts';
 import { extendSink, finishRemoteRun, RUN_FINISHED, SINK_EXPIRED, SINK_EXPIRED_ERROR, startRemoteRun } from '../temporal/contract/runs.ts';
+import type { RemoteRunInput } from '../temporal/contract/workflows.ts';
 import { finalize, markStarted } from './run-lifecycle.ts';
-
-export interface RemoteRunInput {
-  runId: string;
-  timeoutSeconds: number;
-  /** ISO 8601: when the sink expires unless extended. */
-  sinkExpiresAt: string;
-}
 
 export async function remoteRun(input: RemoteRunInput): Promise<string> {
   const timeoutAt = Date.now() + input.timeoutSeconds * 1000;

@@ -22,16 +22,10 @@ import type { RunOutcome } from '../activities/run-state.ts';
 import { EXECUTE_AGENT_RETRY, HEARTBEAT_TIMEOUT_SECONDS } from '../shared/runs/attempts.ts';
 import { AGENT_SANDBOX_TASK_QUEUE } from '../temporal/contract/queues.ts';
 import { sandboxStarted } from '../temporal/contract/runs.ts';
+import type { RunAgentInput } from '../temporal/contract/workflows.ts';
 import { finalize, markStarted } from './run-lifecycle.ts';
 
 type ExecActivities = ReturnType<typeof createExecuteAgentActivity>;
-
-export interface RunAgentInput {
-  runId: string;
-  timeoutSeconds: number;
-  /** The run's organization: the fairness key of its sandbox slot (runs launched before it was passed have none). */
-  orgId?: string;
-}
 
 function describe(err: unknown): string {
   if (err instanceof ActivityFailure) {

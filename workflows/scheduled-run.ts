@@ -4,6 +4,7 @@
 import { proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type { createPublishRunEventActivity } from '../activities/publish-run-event.ts';
 import type { createScheduledTickActivities } from '../activities/scheduled-tick.ts';
+import type { ScheduledRunInput } from '../temporal/contract/workflows.ts';
 
 type TickActivities = ReturnType<typeof createScheduledTickActivities> & ReturnType<typeof createPublishRunEventActivity>;
 
@@ -12,10 +13,6 @@ const tick = proxyLocalActivities<TickActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', maximumInterval: '10 seconds', maximumAttempts: 20 },
 });
-
-export interface ScheduledRunInput {
-  scheduleId: string;
-}
 
 /** The run id of this tick, or null when none was due (schedule disabled or deleted). */
 export async function scheduledRun(input: ScheduledRunInput): Promise<string | null> {

@@ -9,7 +9,7 @@ import { narrowScopes } from '../../shared/identity/access-grants.ts';
 import { withoutDisabledScopes } from '../../shared/modules.ts';
 import { type OrgRole, type Scope, SPACE_ROLES, type SpaceRole } from '../../shared/permissions.ts';
 import { clientIp } from '../client-ip.ts';
-import type { AppContext, TenancyState } from '../context.ts';
+import type { AppContext, } from '../context.ts';
 import type { RouteDef } from '../route.ts';
 import { boundOrgId, boundSpaceId, credentialScopes } from './authenticate.ts';
 

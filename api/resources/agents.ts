@@ -3,7 +3,7 @@ import { agentRepresentation } from '../../shared/packages/representation.ts';
 import type { PackageRow } from '../../shared/packages/types.ts';
 import { visiblePackagesQuery } from '../../shared/packages/visibility.ts';
 import type { AppContext } from '../context.ts';
-import { viewOf } from '../routes/packages/_access.ts';
+import { viewOf } from './packages.ts';
 
 const DEFAULT_LIMIT = 20;
 const MAX_LIMIT = 100;

@@ -62,18 +62,3 @@ export async function findKey(knex: Knex, bearer: string): Promise<ApiKey | unde
 export function isLive(row: ApiKey): boolean {
   return !row.revoked_at && !(row.expires_at && row.expires_at.getTime() <= Date.now());
 }
-
-export function apiKeyDto(row: ApiKey) {
-  return {
-    object: 'api_key' as const,
-    id: row.id,
-    name: row.name,
-    keyPrefix: row.key_prefix,
-    scopes: row.scopes,
-    spaceId: row.space_id,
-    createdBy: row.created_by,
-    expiresAt: row.expires_at?.toISOString() ?? null,
-    lastUsedAt: row.last_used_at?.toISOString() ?? null,
-    createdAt: row.created_at.toISOString(),
-  };
-}

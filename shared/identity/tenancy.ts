@@ -105,14 +105,3 @@ export async function removeOrgMember(knex: Knex, orgId: string, userId: string)
   });
 }
 
-export function spaceDto(s: Space) {
-  return {
-    object: 'space' as const,
-    id: s.id,
-    orgId: s.org_id,
-    name: s.name,
-    kind: s.kind,
-    ownerUserId: s.owner_user_id,
-    createdAt: s.created_at.toISOString(),
-  };
-}

@@ -10,25 +10,15 @@ import { problem } from '../errors.ts';
 import { newId } from '../ids.ts';
 import { encryptSecret } from '../secrets.ts';
 import { runInput } from '../validation.ts';
+import type { ConnectLoginInput, ConnectLoginResult } from '../../temporal/contract/workflows.ts';
 import { executeConnectLoginWorkflow } from '../../temporal/starters/connect-login.ts';
 import type { Integration, IntegrationAuth } from './auths.ts';
 import { type ConnectionOwner, type ConnectionRow, ownedConnections } from './connections.ts';
 
 export const CONNECT_TIMEOUT_MS = 30_000;
 
-/** What the workflow carries: ids and names, never a field value. */
-export interface ConnectLoginInput {
-  attemptId: string;
-  orgId: string;
-  spaceId: string;
-  owner: ConnectionOwner;
-  integrationPackageRowId: string;
-  authKey: string;
-  connectionId?: string;
-  scopes: string[];
-}
-
-export type ConnectLoginResult = { ok: true; connectionId: string; created: boolean } | { ok: false; detail: string };
+// The attempt's outcome is the workflow's (temporal/contract/workflows.ts); callers read it from here.
+export type { ConnectLoginResult };
 
 export interface ConnectRequest {
   orgId: string;

@@ -47,6 +47,26 @@ export function connectionDto(row: ConnectionRow) {
   };
 }
 
+const dateTime = { type: 'string', format: 'date-time' } as const;
+
+/** The wire shape of `connectionDto`, published on every route that answers a connection. */
+export const connectionSchema = {
+  type: 'object',
+  required: ['object', 'id', 'integration_package_id', 'auth_key', 'account_id', 'label', 'needs_reconnection', 'scopes', 'createdAt', 'updatedAt'],
+  properties: {
+    object: { const: 'connection' },
+    id: { type: 'string', pattern: '^conn_' },
+    integration_package_id: { type: 'string', description: "The integration, '@scope/name'" },
+    auth_key: { type: 'string' },
+    account_id: { type: 'string', description: '`default` when the login carries no identity' },
+    label: { type: 'string' },
+    needs_reconnection: { type: 'boolean', description: 'The credential stopped working; connect again with `connection_id` to refresh it in place' },
+    scopes: { type: 'array', items: { type: 'string' } },
+    createdAt: dateTime,
+    updatedAt: dateTime,
+  },
+};
+
 /** The owner's connections in one space (every read filters on organization, space and owner). */
 export function ownedConnections(knex: Knex, where: { orgId: string; spaceId: string; owner: ConnectionOwner }): Knex.QueryBuilder {
   return knex('connections').where({ org_id: where.orgId, space_id: where.spaceId, owner_type: where.owner.type, owner_id: where.owner.id });

@@ -130,22 +130,3 @@ export async function resolveNamedModel(knex: Knex, config: Config, orgId: strin
   }
   return resolveModel(knex, config, orgId);
 }
-
-export function modelDto(row: ModelRow) {
-  return {
-    object: 'model' as const,
-    id: row.id,
-    name: row.name,
-    provider: row.provider,
-    baseUrl: row.base_url,
-    model: row.model,
-    hasApiKey: row.api_key_enc !== null || row.credential_id !== null,
-    credentialId: row.credential_id,
-    proxyId: row.proxy_id,
-    isDefault: row.is_default,
-    inputCostPerMTok: row.input_cost_per_mtok,
-    outputCostPerMTok: row.output_cost_per_mtok,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}

@@ -1,8 +1,9 @@
 // Reads of published versions, and of the skill packages agents depend on.
 import type { Knex } from 'knex';
 import { prepared } from '../db/prepared.ts';
-import { type PackageRow, type PackageVersionRow, splitName } from './types.ts';
-import { latestOf, pickVersion } from './versions.ts';
+import { problem } from '../errors.ts';
+import { type PackageRow, type PackageVersionRow, fullName, splitName } from './types.ts';
+import { isVersionSelector, latestOf, pickVersion } from './versions.ts';
 
 export async function versionNames(knex: Knex, packageId: string): Promise<string[]> {
   const rows = await knex('package_versions').select('version').where({ package_id: packageId });
@@ -17,6 +18,20 @@ export async function getVersion(knex: Knex, packageId: string, version: string)
 export async function findVersion(knex: Knex, packageId: string, selector?: string): Promise<PackageVersionRow | undefined> {
   const chosen = pickVersion(await versionNames(knex, packageId), selector);
   return chosen ? getVersion(knex, packageId, chosen) : undefined;
+}
+
+/**
+ * The published version a `version` selector (path or query) designates: 400 for a malformed
+ * selector, 404 for no match.
+ */
+export async function versionOrFail(knex: Knex, pkg: PackageRow, selector: string, where: 'path' | 'query' = 'path'): Promise<PackageVersionRow> {
+  if (!isVersionSelector(selector)) {
+    const message = 'version must be an exact version, latest, or a semver range';
+    throw problem('validation_failed', { detail: message, param: where === 'query' ? 'version' : undefined, errors: [{ field: 'version', code: 'invalid_format', message }] });
+  }
+  const version = await findVersion(knex, pkg.id, selector);
+  if (!version) throw problem('not_found', `${fullName(pkg)} has no published version matching ${selector}`);
+  return version;
 }
 
 export async function latestVersion(knex: Knex, packageId: string): Promise<PackageVersionRow | undefined> {

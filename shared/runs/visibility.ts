@@ -1,6 +1,6 @@
 // Whose runs a caller may read in its space (SPEC 2.3, 5.6), as SQL: every run with
 // `runs:read-all` (`only` null), otherwise those of its impersonated end-user, of its API key,
-// or of its user. api/routes/runs/_visible.ts derives the audience from a request; a bulk job
+// or of its user. api/resources/runs.ts derives the audience from a request; a bulk job
 // stores it and applies it again in its activities.
 import type { Knex } from 'knex';
 import { type RunRow, runsWithPackage } from './model.ts';

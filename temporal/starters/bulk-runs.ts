@@ -2,15 +2,15 @@
 // started with the job. Each job has an id of its own, so the default reuse policy never meets
 // an earlier one.
 import type { Client } from '@temporalio/client';
-import type { bulkRuns } from '../../workflows/bulk-runs.ts';
 import { PLATFORM_TASK_QUEUE } from '../contract/queues.ts';
+import type { BulkRunsWorkflow } from '../contract/workflows.ts';
 
 export function bulkWorkflowId(jobId: string): string {
   return `bulk:${jobId}`;
 }
 
 export function startBulkRunsWorkflow(workflows: Client, jobId: string) {
-  return workflows.workflow.start<typeof bulkRuns>('bulkRuns', {
+  return workflows.workflow.start<BulkRunsWorkflow>('bulkRuns', {
     taskQueue: PLATFORM_TASK_QUEUE,
     workflowId: bulkWorkflowId(jobId),
     args: [{ jobId }],

@@ -4,8 +4,8 @@
 // its turns' sandbox slots, as for runs.
 import type { Client } from '@temporalio/client';
 import type { ChatSessionRow } from '../../shared/chat/model.ts';
-import type { chatSession } from '../../workflows/chat/chat-session.ts';
 import { AGENT_RUNS_TASK_QUEUE } from '../contract/queues.ts';
+import type { ChatSessionWorkflow } from '../contract/workflows.ts';
 import { OrgIdKey, PackageIdKey, SpaceIdKey } from '../search-attributes.ts';
 
 export function chatWorkflowId(sessionId: string): string {
@@ -18,7 +18,7 @@ export function startChatSessionWorkflow(
   session: Pick<ChatSessionRow, 'id' | 'org_id' | 'space_id' | 'turn_timeout_seconds'>,
   packageId: string,
 ) {
-  return workflows.workflow.start<typeof chatSession>('chatSession', {
+  return workflows.workflow.start<ChatSessionWorkflow>('chatSession', {
     taskQueue: AGENT_RUNS_TASK_QUEUE,
     workflowId: chatWorkflowId(session.id),
     workflowIdConflictPolicy: 'USE_EXISTING',

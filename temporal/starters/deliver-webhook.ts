@@ -2,8 +2,8 @@
 // `delivery:<evt id>:<wh id>`. Three callers start it, and they differ in what an earlier
 // workflow under that id means, hence `DeliveryStart`.
 import { type Client, WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { DeliverWebhookInput, deliverWebhook } from '../../workflows/webhooks/deliver-webhook.ts';
 import { PLATFORM_TASK_QUEUE } from '../contract/queues.ts';
+import type { DeliverWebhookInput, DeliverWebhookWorkflow } from '../contract/workflows.ts';
 
 export function deliveryWorkflowId(eventId: string, webhookId: string): string {
   return `delivery:${eventId}:${webhookId}`;
@@ -23,7 +23,7 @@ export type DeliveryStart = 'first' | 'again';
 /** 'running' when a workflow under the id is running (or, for `first`, ever ran): nothing started. */
 export async function startDeliverWebhookWorkflow(workflows: Client, input: DeliverWebhookInput, start: DeliveryStart): Promise<'started' | 'running'> {
   try {
-    await workflows.workflow.start<typeof deliverWebhook>('deliverWebhook', {
+    await workflows.workflow.start<DeliverWebhookWorkflow>('deliverWebhook', {
       taskQueue: PLATFORM_TASK_QUEUE,
       workflowId: deliveryWorkflowId(input.eventId, input.webhookId),
       args: [input],

@@ -6,9 +6,8 @@
 // starts it only for a run still `pending` with no workflow).
 import type { Client, WorkflowStartOptions } from '@temporalio/client';
 import type { RunRow } from '../../shared/runs/model.ts';
-import type { remoteRun } from '../../workflows/remote-run.ts';
-import type { runAgent } from '../../workflows/run-agent.ts';
 import { AGENT_RUNS_TASK_QUEUE } from '../contract/queues.ts';
+import type { RemoteRunWorkflow, RunAgentWorkflow } from '../contract/workflows.ts';
 import { OrgIdKey, PackageIdKey, RunStatusKey, SpaceIdKey } from '../search-attributes.ts';
 
 type RunStart = Pick<RunRow, 'id' | 'org_id' | 'space_id' | 'timeout_seconds'>;
@@ -29,14 +28,14 @@ function runOptions(run: RunStart, packageId: string): Omit<WorkflowStartOptions
 }
 
 export function startRunAgentWorkflow(workflows: Client, run: RunStart, packageId: string) {
-  return workflows.workflow.start<typeof runAgent>('runAgent', {
+  return workflows.workflow.start<RunAgentWorkflow>('runAgent', {
     ...runOptions(run, packageId),
     args: [{ runId: run.id, timeoutSeconds: run.timeout_seconds, orgId: run.org_id }],
   });
 }
 
 export function startRemoteRunWorkflow(workflows: Client, run: RunStart & { sink_expires_at: Date }, packageId: string) {
-  return workflows.workflow.start<typeof remoteRun>('remoteRun', {
+  return workflows.workflow.start<RemoteRunWorkflow>('remoteRun', {
     ...runOptions(run, packageId),
     args: [{ runId: run.id, timeoutSeconds: run.timeout_seconds, sinkExpiresAt: run.sink_expires_at.toISOString() }],
   });

@@ -2,10 +2,10 @@
 // (shared/files/sweep-schedule.ts) starts sweepExpiredFiles on `platform`, its workflow id the
 // schedule's (Temporal appends the fire time).
 import type { ScheduleOptionsStartWorkflowAction } from '@temporalio/client';
-import type { sweepExpiredFiles } from '../../workflows/sweep-expired-files.ts';
 import { PLATFORM_TASK_QUEUE } from '../contract/queues.ts';
+import type { SweepExpiredFilesWorkflow } from '../contract/workflows.ts';
 
-export function sweepExpiredFilesAction(scheduleId: string): ScheduleOptionsStartWorkflowAction<typeof sweepExpiredFiles> {
+export function sweepExpiredFilesAction(scheduleId: string): ScheduleOptionsStartWorkflowAction<SweepExpiredFilesWorkflow> {
   return {
     type: 'startWorkflow',
     workflowType: 'sweepExpiredFiles',

@@ -2,9 +2,9 @@
 // `webhook-outbox:<wh id>` on `platform`, reached by signal-with-start only: a closed or missing
 // outbox starts again with the events of the signal.
 import type { Client } from '@temporalio/client';
-import type { webhookOutbox } from '../../workflows/webhooks/webhook-outbox.ts';
 import { PLATFORM_TASK_QUEUE } from '../contract/queues.ts';
 import { type OutboxDeliverSignal, outboxDeliver } from '../contract/webhooks.ts';
+import type { WebhookOutboxWorkflow } from '../contract/workflows.ts';
 
 export function outboxWorkflowId(webhookId: string): string {
   return `webhook-outbox:${webhookId}`;
@@ -12,7 +12,7 @@ export function outboxWorkflowId(webhookId: string): string {
 
 /** Hands `eventIds` (at most OUTBOX_SIGNAL_MAX_EVENTS) to the webhook's outbox, starting it if it is not running. */
 export async function signalWebhookOutbox(workflows: Client, webhookId: string, eventIds: string[]): Promise<void> {
-  await workflows.workflow.signalWithStart<typeof webhookOutbox, [OutboxDeliverSignal]>('webhookOutbox', {
+  await workflows.workflow.signalWithStart<WebhookOutboxWorkflow, [OutboxDeliverSignal]>('webhookOutbox', {
     taskQueue: PLATFORM_TASK_QUEUE,
     workflowId: outboxWorkflowId(webhookId),
     args: [{ webhookId }],

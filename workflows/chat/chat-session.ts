@@ -19,16 +19,9 @@ import type { createChatActivities } from '../../activities/chat/turn.ts';
 import { EXECUTE_AGENT_RETRY, HEARTBEAT_TIMEOUT_SECONDS } from '../../shared/runs/attempts.ts';
 import { chatMessageUpdate } from '../../temporal/contract/chat.ts';
 import { AGENT_SANDBOX_TASK_QUEUE } from '../../temporal/contract/queues.ts';
+import type { ChatSessionInput } from '../../temporal/contract/workflows.ts';
 
 type ChatActivities = ReturnType<typeof createChatActivities>;
-
-export interface ChatSessionInput {
-  sessionId: string;
-  /** Each turn's ceiling (the agent's timeout, clamped). */
-  turnTimeoutSeconds: number;
-  /** The session's organization: the fairness key of its turns' sandbox slots. */
-  orgId?: string;
-}
 
 function describe(err: unknown): string {
   if (err instanceof ActivityFailure) {

@@ -10,6 +10,7 @@
 import { condition, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { AttemptOutcome, createWebhookDeliveryActivity } from '../../activities/webhooks/delivery.ts';
 import { retryNow } from '../../temporal/contract/webhooks.ts';
+import type { DeliverWebhookInput } from '../../temporal/contract/workflows.ts';
 
 type DeliveryActivities = ReturnType<typeof createWebhookDeliveryActivity>;
 
@@ -18,21 +19,6 @@ export const RETRY_WAITS = ['30 seconds', '5 minutes', '30 minutes', '1 hour', '
 export const MAX_ATTEMPTS = 8;
 /** A host that does not resolve is abandoned at this attempt. */
 export const UNRESOLVABLE_ABANDON_AT = 3;
-
-export interface DeliverWebhookInput {
-  eventId: string;
-  webhookId: string;
-  /** test.ping and replays: one attempt, never retried. */
-  single?: boolean;
-  /** The number of the first attempt (a replay continues after the recorded ones); 1 by default. */
-  firstAttempt?: number;
-  /**
-   * The ladder continued from attempt `firstAttempt` (the earlier ones made by the outbox): its
-   * first attempt waits until this time (epoch ms), and the ladder's position is the attempt
-   * number. Absent for deliveries that begin here (and for every one begun before the outbox).
-   */
-  continueAt?: number;
-}
 
 const { deliverWebhookAttempt } = proxyActivities<DeliveryActivities>({
   // 15 s for the request itself (SPEC 6.3.1) plus signing, resolving and recording.

@@ -17,6 +17,7 @@
 import { condition, continueAsNew, log, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { createWebhookDeliveryActivity } from '../../activities/webhooks/delivery.ts';
 import { outboxDeliver, outboxHeld } from '../../temporal/contract/webhooks.ts';
+import type { WebhookOutboxInput } from '../../temporal/contract/workflows.ts';
 
 type DeliveryActivities = ReturnType<typeof createWebhookDeliveryActivity>;
 
@@ -37,12 +38,6 @@ const { deliverWebhookBatch } = proxyActivities<DeliveryActivities>({
   // A batch that failed as a whole is sent again, without end: its recorded events are skipped then.
   retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '10 minutes' },
 });
-
-export interface WebhookOutboxInput {
-  webhookId: string;
-  /** Events carried over from the previous run (continue-as-new). */
-  pending?: string[];
-}
 
 export async function webhookOutbox(input: WebhookOutboxInput): Promise<void> {
   const pending: string[] = [...(input.pending ?? [])];

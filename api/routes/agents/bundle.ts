@@ -1,9 +1,9 @@
 import { agentOf } from '../../../shared/packages/resolve-agent.ts';
 import { orderedManifest } from '../../../shared/packages/draft.ts';
 import { effectiveTimeoutSeconds } from '../../../shared/packages/timeout.ts';
+import { versionOrFail } from '../../../shared/packages/store.ts';
 import { defineRoute } from '../../route.ts';
-import { type PackageParams, packageParams, readablePackage } from '../packages/_access.ts';
-import { versionOrFail } from '../packages/_version.ts';
+import { type PackageParams, packageParams, readablePackage } from '../../resources/packages.ts';
 import { SINK_PROTOCOL } from '../../resources/remote-runs.ts';
 
 const bundleSchema = {

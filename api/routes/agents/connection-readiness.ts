@@ -4,8 +4,8 @@ import { problem } from '../../../shared/errors.ts';
 import { agentReadiness } from '../../../shared/integrations/readiness.ts';
 import { resolveAgent } from '../../../shared/packages/resolve-agent.ts';
 import { defineRoute } from '../../route.ts';
-import { connectionOwner } from '../connections/_shared.ts';
-import { agentPathParams, launchVersionQuery } from './launch-run.ts';
+import { connectionOwner } from '../../resources/connections.ts';
+import { agentPathParams, launchVersionQuery } from '../../resources/launch.ts';
 
 const strings = { type: 'array', items: { type: 'string' } } as const;
 

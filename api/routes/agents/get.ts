@@ -1,8 +1,8 @@
 import { draftEtag } from '../../../shared/packages/etag.ts';
 import { agentRepresentation } from '../../../shared/packages/representation.ts';
+import { agentSchema } from '../../../shared/packages/model.ts';
 import { defineRoute } from '../../route.ts';
-import { type PackageParams, packageParams, readablePackage, viewOf } from '../packages/_access.ts';
-import { agentSchema } from '../packages/_schemas.ts';
+import { type PackageParams, packageParams, readablePackage, viewOf } from '../../resources/packages.ts';
 
 export default defineRoute<unknown, unknown, PackageParams>({
   method: 'get',

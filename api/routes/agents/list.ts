@@ -1,7 +1,7 @@
+import { agentSchema } from '../../../shared/packages/model.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { listAgents } from '../../resources/agents.ts';
-import { agentSchema } from '../packages/_schemas.ts';
 
 export default defineRoute<unknown, { limit?: number; offset?: number }>({
   method: 'get',

@@ -2,9 +2,8 @@ import { problem } from '../../../shared/errors.ts';
 import { findVisiblePackage } from '../../../shared/packages/resolve-agent.ts';
 import { limitFrom, offsetQuery } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
-import { runListResponse } from '../runs/list.ts';
-import { respondWithRunPage, visibleRuns } from '../runs/_visible.ts';
-import { agentPathParams } from './launch-run.ts';
+import { agentPathParams } from '../../resources/launch.ts';
+import { respondWithRunPage, runListResponse, visibleRuns } from '../../resources/runs.ts';
 
 export default defineRoute<unknown, { limit?: number; offset: number }, { scope: string; name: string }>({
   method: 'get',

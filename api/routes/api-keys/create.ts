@@ -1,9 +1,10 @@
 import { withoutDisabledScopes } from '../../../shared/modules.ts';
 import { problem } from '../../../shared/errors.ts';
-import { apiKeyDto, grantableBy, insertApiKey, keyScopesFor } from '../../../shared/identity/api-keys.ts';
+import { grantableBy, insertApiKey, keyScopesFor } from '../../../shared/identity/api-keys.ts';
 import { orgScopes } from '../../../shared/identity/tenancy.ts';
 import { defineRoute } from '../../route.ts';
-import { apiKeySchema, dateTime, name } from '../../schemas.ts';
+import { dateTime, name } from '../../schemas.ts';
+import { apiKeyDto, apiKeySchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute<{ name: string; scopes?: string[]; expiresAt?: string | null }>({
   method: 'post',

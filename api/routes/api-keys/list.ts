@@ -1,8 +1,9 @@
 import type { ApiKey } from '../../../shared/db/models.ts';
-import { apiKeyDto } from '../../../shared/identity/api-keys.ts';
+
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
-import { apiKeySchema, listOf } from '../../schemas.ts';
+import { listOf } from '../../schemas.ts';
+import { apiKeyDto, apiKeySchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }>({
   method: 'get',

@@ -2,8 +2,9 @@ import type { User } from '../../../shared/db/models.ts';
 import { createSession } from '../../../shared/identity/sessions.ts';
 import { clientIp } from '../../client-ip.ts';
 import type { AppContext } from '../../context.ts';
-import { userDto } from '../../schemas.ts';
+
 import { setSessionCookie } from '../../session-cookie.ts';
+import { userDto } from '../../../shared/identity/model.ts';
 
 /** Opens a session for the user, sets the cookie, and returns the session body. */
 export async function signIn(ctx: AppContext, user: User) {

@@ -3,8 +3,9 @@ import { consumeBootstrap, recordInstanceOwner } from '../../../shared/identity/
 import { createOrganization } from '../../../shared/identity/tenancy.ts';
 import { createUser } from '../../../shared/identity/users.ts';
 import { defineRoute } from '../../route.ts';
-import { email, name, password, sessionSchema } from '../../schemas.ts';
+import { email, name, password } from '../../schemas.ts';
 import { signIn } from './_signed-in.ts';
+import { sessionSchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute<{ token: string; email: string; password: string; name: string; organizationName?: string }>({
   method: 'post',

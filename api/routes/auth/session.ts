@@ -1,7 +1,7 @@
 import { User } from '../../../shared/db/models.ts';
 import { sessionAuth } from '../../middleware/authenticate.ts';
 import { defineRoute } from '../../route.ts';
-import { sessionSchema, userDto } from '../../schemas.ts';
+import { sessionSchema, userDto } from '../../../shared/identity/model.ts';
 
 export default defineRoute({
   method: 'get',

@@ -2,8 +2,9 @@ import { problem } from '../../../shared/errors.ts';
 import { burnVerification, verifyPassword } from '../../../shared/identity/passwords.ts';
 import { findUserByEmail } from '../../../shared/identity/users.ts';
 import { defineRoute } from '../../route.ts';
-import { email, sessionSchema } from '../../schemas.ts';
+import { email } from '../../schemas.ts';
 import { signIn } from './_signed-in.ts';
+import { sessionSchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute<{ email: string; password: string }>({
   method: 'post',

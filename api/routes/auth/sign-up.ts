@@ -1,8 +1,9 @@
 import { problem } from '../../../shared/errors.ts';
 import { createUser } from '../../../shared/identity/users.ts';
 import { defineRoute } from '../../route.ts';
-import { email, name, password, sessionSchema } from '../../schemas.ts';
+import { email, name, password } from '../../schemas.ts';
 import { signIn } from './_signed-in.ts';
+import { sessionSchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute<{ email: string; password: string; name: string }>({
   method: 'post',

@@ -6,7 +6,7 @@ import { latestVersion } from '../../../shared/packages/store.ts';
 import { disableSchedule } from '../../../shared/schedules/access.ts';
 import type { ScheduleRow } from '../../../shared/schedules/model.ts';
 import { defineRoute } from '../../route.ts';
-import { connectionIdParam, findCallerConnection } from './_shared.ts';
+import { connectionIdParam, findCallerConnection } from '../../resources/connections.ts';
 
 /**
  * After `row` was deleted (SPEC 2.8, DESIGN.md 7): the enabled schedules its owner created in its

@@ -1,6 +1,6 @@
-import { connectionDto } from '../../../shared/integrations/connections.ts';
+import { connectionDto, connectionSchema } from '../../../shared/integrations/connections.ts';
 import { defineRoute } from '../../route.ts';
-import { connectionIdParam, connectionSchema, findCallerConnection } from './_shared.ts';
+import { connectionIdParam, findCallerConnection } from '../../resources/connections.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'get',

@@ -1,8 +1,8 @@
-import { connectionDto, type ConnectionRow } from '../../../shared/integrations/connections.ts';
+import { connectionDto, type ConnectionRow, connectionSchema } from '../../../shared/integrations/connections.ts';
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
-import { callerConnections, connectionSchema } from './_shared.ts';
+import { callerConnections } from '../../resources/connections.ts';
 
 export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }>({
   method: 'get',

@@ -16,7 +16,7 @@ import type { AppContext } from '../../context.ts';
 import type { RateLimitRule } from '../../rate-limiters.ts';
 import type { HttpMethod, RouteDef } from '../../route.ts';
 import { defineRoute } from '../../route.ts';
-import { connectionOwner } from '../connections/_shared.ts';
+import { connectionOwner } from '../../resources/connections.ts';
 import { credentialIdentity } from '../../middleware/authenticate.ts';
 
 export const PROXY_PATH = '/api/credential-proxy/proxy';

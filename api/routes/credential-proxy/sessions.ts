@@ -1,7 +1,7 @@
 import { createProxySession } from '../../../shared/integrations/proxy-sessions.ts';
 import { defineRoute } from '../../route.ts';
 import { dateTime } from '../../schemas.ts';
-import { connectionOwner } from '../connections/_shared.ts';
+import { connectionOwner } from '../../resources/connections.ts';
 
 export default defineRoute({
   method: 'post',

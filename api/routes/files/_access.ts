@@ -1,12 +1,12 @@
 // Files (SPEC 4.8, DESIGN.md 7): who may read them, and their DTO. Visible as runs are
-// (api/routes/runs/_visible.ts): with `runs:read-all` every file of the space, otherwise the
+// (api/resources/runs.ts): with `runs:read-all` every file of the space, otherwise the
 // caller's own (its API key's, its user's, or its impersonated end-user's); anything else is 404.
 // The row and its DTO are in shared/files/model.ts (the worker writes files too).
 import type { Knex } from 'knex';
 import { problem } from '../../../shared/errors.ts';
 import type { FileRow } from '../../../shared/files/model.ts';
 import type { AppContext } from '../../context.ts';
-import { runAudience } from '../runs/_visible.ts';
+import { runAudience } from '../../resources/runs.ts';
 
 export const fileIdParam = {
   type: 'object',

@@ -4,8 +4,8 @@
 import { integrationOf } from '../../../shared/integrations/auths.ts';
 import { type ViewContext, packageRepresentation } from '../../../shared/packages/representation.ts';
 import type { PackageRow } from '../../../shared/packages/types.ts';
+import { packageSchema } from '../../../shared/packages/model.ts';
 import type { JsonSchema } from '../../route.ts';
-import { packageSchema } from '../packages/_schemas.ts';
 
 /** Auths come from the manifest in force for connections: the latest published version, else the draft. */
 export async function integrationRepresentation(v: ViewContext, pkg: PackageRow) {

@@ -4,7 +4,7 @@ import { findIntegration, type Integration } from '../../../shared/integrations/
 import { problem } from '../../../shared/errors.ts';
 import type { AppContext } from '../../context.ts';
 import type { ResponseDef } from '../../route.ts';
-import { nameParam, scopeParam } from '../packages/_access.ts';
+import { nameParam, scopeParam } from '../../resources/packages.ts';
 
 /**
  * A response of the hosted connect pages: an HTML page. A message page (`sendMessage`) is

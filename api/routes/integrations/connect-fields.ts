@@ -1,7 +1,8 @@
 import { connect, authOf } from '../../../shared/integrations/connect.ts';
 import { connectionDto } from '../../../shared/integrations/connections.ts';
 import { defineRoute } from '../../route.ts';
-import { connectionOwner, connectionSchema } from '../connections/_shared.ts';
+import { connectionSchema } from '../../../shared/integrations/connections.ts';
+import { connectionOwner } from '../../resources/connections.ts';
 import { integrationAuthParams, visibleIntegration } from './_shared.ts';
 
 interface Body {

@@ -3,7 +3,7 @@ import { createConnectSession } from '../../../shared/integrations/connect-sessi
 import { problem } from '../../../shared/errors.ts';
 import { defineRoute } from '../../route.ts';
 import { dateTime } from '../../schemas.ts';
-import { callerConnections, connectionOwner } from '../connections/_shared.ts';
+import { callerConnections, connectionOwner } from '../../resources/connections.ts';
 import { integrationAuthParams, visibleIntegration } from './_shared.ts';
 
 interface Body {

@@ -4,7 +4,7 @@ import { visiblePackagesQuery } from '../../../shared/packages/visibility.ts';
 import { limitFrom, offsetQuery, setOffsetLinks } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
-import { viewOf } from '../packages/_access.ts';
+import { viewOf } from '../../resources/packages.ts';
 import { integrationRepresentation, integrationSchema } from './_representation.ts';
 
 const list = listOf(integrationSchema);

@@ -23,7 +23,8 @@ import { configuredRateLimit } from '../../rate-limits.ts';
 import type { AppContext } from '../../context.ts';
 import type { RateLimitRule } from '../../rate-limiters.ts';
 import type {  } from '../../route.ts';
-import { audienceOf, canReadRun } from '../runs/_visible.ts';
+import { canReadRun } from '../../../shared/runs/visibility.ts';
+import { audienceOf } from '../../resources/runs.ts';
 
 const TIMEOUT_MS = 120_000;
 

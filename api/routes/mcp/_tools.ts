@@ -8,12 +8,10 @@ import { assertValid, bodyAjv } from '../../../shared/validation.ts';
 import { problem } from '../../../shared/errors.ts';
 import type { AppContext } from '../../context.ts';
 import type { JsonSchema } from '../../route.ts';
-import { launchable, launchConnections, launchConnectionsBody, launchFromRequest } from '../agents/launch-run.ts';
 import { listAgents } from '../../resources/agents.ts';
-import { cancelRun } from '../runs/cancel.ts';
-import { runLogPage } from '../runs/logs.ts';
-import { findVisibleRun } from '../runs/_visible.ts';
-import { MAX_WAIT_SECONDS, waitForRun } from '../runs/_wait.ts';
+import { launchable, launchConnections, launchConnectionsBody, launchFromRequest } from '../../resources/launch.ts';
+import { MAX_WAIT_SECONDS, waitForRun } from '../../resources/run-wait.ts';
+import { cancelRun, findVisibleRun, runLogPage } from '../../resources/runs.ts';
 
 export interface McpTool {
   name: string;

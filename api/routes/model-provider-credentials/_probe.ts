@@ -1,10 +1,10 @@
 // The provider calls of the credential routes: its models endpoint, the cheapest call that
 // needs the key, through the organization's default proxy.
+import { testResult, testResultSchema } from '../../../shared/models/model.ts';
 import { type CallResult, listModels, type ProviderTarget } from '../../../shared/models/outbound.ts';
 import { orgProxyUrl } from '../../../shared/models/resolve.ts';
 import type { AppContext } from '../../context.ts';
-import { callOut, testResult } from '../models/_calls.ts';
-import { testResultSchema } from '../models/_shared.ts';
+import { callOut } from '../../resources/models.ts';
 
 export const credentialTestSchema = testResultSchema('credential_test', {
   modelCount: { type: ['integer', 'null'], description: 'How many models the provider listed; null when the test failed' },

@@ -2,7 +2,7 @@
 // organization for several models (`credentialId` on a model) and for listing the provider's
 // models. The key is write-only: stored encrypted, never returned (`hasApiKey`).
 import type { CredentialRow } from '../../../shared/models/resolve.ts';
-import { modelFields } from '../models/_shared.ts';
+import { modelFields } from '../../resources/models.ts';
 
 export const credentialSchema = {
   type: 'object',

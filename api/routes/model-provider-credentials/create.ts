@@ -2,8 +2,9 @@ import { isUniqueViolation } from '../../../shared/db/errors.ts';
 import { problem } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import type { CredentialRow, ModelProvider } from '../../../shared/models/resolve.ts';
+import { assertModelUrl } from '../../resources/models.ts';
+import { sealKey } from '../../resources/secrets.ts';
 import { defineRoute } from '../../route.ts';
-import { assertModelUrl, sealKey } from '../models/_shared.ts';
 import { credentialDto, credentialFields, credentialSchema } from './_shared.ts';
 
 interface Body {

@@ -1,8 +1,8 @@
 import { problem } from '../../../shared/errors.ts';
 import type { ModelProvider } from '../../../shared/models/resolve.ts';
+import { modelFields, modelTarget } from '../../resources/models.ts';
+import { unseal } from '../../resources/secrets.ts';
 import { defineRoute } from '../../route.ts';
-import { unseal } from '../models/_calls.ts';
-import { modelFields, modelTarget } from '../models/_shared.ts';
 import { listProviderModels } from './_probe.ts';
 import { credentialFields } from './_shared.ts';
 

@@ -1,5 +1,5 @@
+import { orgCredential } from '../../resources/models.ts';
 import { defineRoute } from '../../route.ts';
-import { orgCredential } from '../models/_shared.ts';
 import { credentialDto, credentialSchema, idParams } from './_shared.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({

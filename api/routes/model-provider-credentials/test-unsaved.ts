@@ -1,6 +1,6 @@
 import type { ModelProvider } from '../../../shared/models/resolve.ts';
+import { modelTarget } from '../../resources/models.ts';
 import { defineRoute } from '../../route.ts';
-import { modelTarget } from '../models/_shared.ts';
 import { credentialTestResult, credentialTestSchema, listProviderModels } from './_probe.ts';
 import { credentialFields } from './_shared.ts';
 

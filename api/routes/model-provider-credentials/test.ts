@@ -1,6 +1,6 @@
+import { orgCredential } from '../../resources/models.ts';
+import { unseal } from '../../resources/secrets.ts';
 import { defineRoute } from '../../route.ts';
-import { unseal } from '../models/_calls.ts';
-import { orgCredential } from '../models/_shared.ts';
 import { credentialTestResult, credentialTestSchema, listProviderModels } from './_probe.ts';
 import { idParams } from './_shared.ts';
 

@@ -1,8 +1,10 @@
 import { isUniqueViolation } from '../../../shared/db/errors.ts';
 import { problem } from '../../../shared/errors.ts';
+import { assertKeyFollowsDestination } from '../../../shared/models/key-destination.ts';
 import type { CredentialRow } from '../../../shared/models/resolve.ts';
+import { assertModelUrl } from '../../resources/models.ts';
+import { sealKey } from '../../resources/secrets.ts';
 import { defineRoute } from '../../route.ts';
-import { assertKeyFollowsDestination, assertModelUrl, sealKey } from '../models/_shared.ts';
 import { credentialDto, credentialFields, credentialSchema, idParams } from './_shared.ts';
 
 export default defineRoute<Record<string, any>, unknown, { id: string }>({

@@ -1,10 +1,12 @@
 import { isUniqueViolation } from '../../../shared/db/errors.ts';
 import { problem } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
-import { modelDto, type ModelProvider, type ModelRow } from '../../../shared/models/resolve.ts';
-import { orgProxy } from '../proxies/_shared.ts';
+import { modelDto, modelSchema } from '../../../shared/models/model.ts';
+import type { ModelProvider, ModelRow } from '../../../shared/models/resolve.ts';
+import { modelFields, modelTarget } from '../../resources/models.ts';
+import { orgProxy } from '../../resources/proxies.ts';
+import { sealKey } from '../../resources/secrets.ts';
 import { defineRoute } from '../../route.ts';
-import { modelFields, modelSchema, modelTarget, sealKey } from './_shared.ts';
 
 interface Body {
   name: string;

@@ -1,8 +1,8 @@
-import { modelDto, type ModelRow } from '../../../shared/models/resolve.ts';
+import { modelDto, modelSchema } from '../../../shared/models/model.ts';
+import type { ModelRow } from '../../../shared/models/resolve.ts';
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
-import { modelSchema } from './_shared.ts';
 
 export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }>({
   method: 'get',

@@ -1,8 +1,8 @@
 import { problem } from '../../../shared/errors.ts';
 import { callProvider } from '../../../shared/models/outbound.ts';
 import { orgProxyUrl } from '../../../shared/models/resolve.ts';
+import { callOut } from '../../resources/models.ts';
 import { defineRoute } from '../../route.ts';
-import { callOut } from './_calls.ts';
 
 const perMTok = { type: ['number', 'null'], description: 'USD per million tokens; null when OpenRouter gives no fixed price' };
 

@@ -1,10 +1,10 @@
-import { orgProxyUrl } from '../../../shared/models/resolve.ts';
+import { testResult, testResultSchema } from '../../../shared/models/model.ts';
 import { testCompletion } from '../../../shared/models/outbound.ts';
-import type { ModelProvider } from '../../../shared/models/resolve.ts';
-import { orgProxy } from '../proxies/_shared.ts';
+import { type ModelProvider, orgProxyUrl } from '../../../shared/models/resolve.ts';
+import { callOut, modelFields, modelTarget } from '../../resources/models.ts';
+import { orgProxy } from '../../resources/proxies.ts';
+import { unseal } from '../../resources/secrets.ts';
 import { defineRoute } from '../../route.ts';
-import { modelFields, modelTarget, testResultSchema } from './_shared.ts';
-import { callOut, testResult, unseal } from './_calls.ts';
 
 interface Body {
   provider?: ModelProvider;

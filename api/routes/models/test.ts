@@ -1,8 +1,9 @@
 import { problem } from '../../../shared/errors.ts';
+import { testResult } from '../../../shared/models/model.ts';
 import { testCompletion } from '../../../shared/models/outbound.ts';
 import { resolveModelById } from '../../../shared/models/resolve.ts';
+import { callOut } from '../../resources/models.ts';
 import { defineRoute } from '../../route.ts';
-import { callOut, testResult } from './_calls.ts';
 import { modelTestSchema } from './test-unsaved.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({

@@ -1,8 +1,11 @@
 import { problem } from '../../../shared/errors.ts';
-import { modelDto, type ModelRow } from '../../../shared/models/resolve.ts';
-import { orgProxy } from '../proxies/_shared.ts';
+import { assertKeyFollowsDestination } from '../../../shared/models/key-destination.ts';
+import { modelDto, modelSchema } from '../../../shared/models/model.ts';
+import type { ModelRow } from '../../../shared/models/resolve.ts';
+import { assertModelUrl, modelFields, modelTarget } from '../../resources/models.ts';
+import { orgProxy } from '../../resources/proxies.ts';
+import { sealKey } from '../../resources/secrets.ts';
 import { defineRoute } from '../../route.ts';
-import { assertKeyFollowsDestination, assertModelUrl, modelFields, modelSchema, modelTarget, sealKey } from './_shared.ts';
 
 export default defineRoute<Record<string, any>, unknown, { id: string }>({
   method: 'patch',

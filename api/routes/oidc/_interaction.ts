@@ -6,7 +6,8 @@ import { findClientRow, type OAuthClientRow } from '../../../shared/oidc/clients
 import { type CsrfScope, csrfValid, issueCsrf } from '../../html/csrf.ts';
 import type { AppContext } from '../../context.ts';
 import { messagePage } from './pages.ts';
-import { INTERACTION_PATH, oidcServer } from './provider.ts';
+import { INTERACTION_PATH } from './_paths.ts';
+import { oidcServer } from './provider.ts';
 
 const CSRF: CsrfScope = { cookie: 'svc.oidc_csrf', path: INTERACTION_PATH, purpose: 'oidc-interaction-csrf' };
 

@@ -10,7 +10,8 @@ import type { AppContext } from '../../context.ts';
 import type { RateLimitRule } from '../../rate-limiters.ts';
 import { defineRoute, type HttpMethod, type JsonSchema, type RouteDef } from '../../route.ts';
 import { prefillUserCode } from './pages.ts';
-import { oidcServer, ROUTES, SESSION_COOKIE } from './provider.ts';
+import { ROUTES } from './_paths.ts';
+import { oidcServer, SESSION_COOKIE } from './provider.ts';
 
 /** SPEC 5.5: authorize, token, introspect, revoke and registration, per client IP. */
 const OAUTH_LIMIT: RateLimitRule = { points: 60, duration: 60, by: 'ip', oauthError: true };

@@ -4,7 +4,7 @@ import { readForm } from '../../html/form.ts';
 import { defineRoute } from '../../route.ts';
 import { csrfMatches, currentInteraction, finish } from './_interaction.ts';
 import { messagePage } from './pages.ts';
-import { INTERACTION_PATH } from './provider.ts';
+import { INTERACTION_PATH } from './_paths.ts';
 
 const html = (description: string) => ({ description, contentType: 'text/html', schema: { type: 'string' } });
 

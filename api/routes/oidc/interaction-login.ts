@@ -10,7 +10,7 @@ import { readForm } from '../../html/form.ts';
 import { defineRoute } from '../../route.ts';
 import { csrfFor, csrfMatches, currentInteraction, finish, whereText } from './_interaction.ts';
 import { messagePage, signInPage } from './pages.ts';
-import { INTERACTION_PATH } from './provider.ts';
+import { INTERACTION_PATH } from './_paths.ts';
 
 const html = (description: string) => ({ description, contentType: 'text/html', schema: { type: 'string' } });
 

@@ -5,7 +5,7 @@ import { defineRoute } from '../../route.ts';
 import { csrfFor, currentInteraction, whereText } from './_interaction.ts';
 import { consentPage, signInPage } from './pages.ts';
 import { apiAudience } from '../../../shared/oidc/tokens.ts';
-import { INTERACTION_PATH } from './provider.ts';
+import { INTERACTION_PATH } from './_paths.ts';
 
 const html = (description: string) => ({ description, contentType: 'text/html', schema: { type: 'string' } });
 

@@ -5,7 +5,7 @@
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import { escapeHtml, sendPage } from '../../html/page.ts';
 import type { AppContext } from '../../context.ts';
-import { INTERACTION_PATH } from './provider.ts';
+import { INTERACTION_PATH } from './_paths.ts';
 
 const page = (ctx: unknown) => ctx as AppContext;
 

@@ -13,27 +13,11 @@ import { DEVICE_CODE_GRANT, OIDC_SCOPES } from '../../../shared/oidc/clients.ts'
 import { loadSigningKeys } from '../../../shared/oidc/keys.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, apiAudience } from '../../../shared/oidc/tokens.ts';
 import type { Services } from '../../services.ts';
+import { INTERACTION_PATH, ROUTES } from './_paths.ts';
 import { deviceSuccessPage, deviceUserCodeConfirmPage, deviceUserCodeInputPage, errorPage, logoutPage, signedOutPage } from './pages.ts';
 
-export const OAUTH2_PATH = '/api/auth/oauth2';
-export const INTERACTION_PATH = `${OAUTH2_PATH}/interaction`;
 /** The authorization server's own sign-in session (not a dashboard session). */
 export const SESSION_COOKIE = 'svc.oidc_session';
-
-/** Where each endpoint lives (SPEC 4.2); the resume paths are these plus `/:uid`. */
-export const ROUTES = {
-  authorization: `${OAUTH2_PATH}/authorize`,
-  token: `${OAUTH2_PATH}/token`,
-  userinfo: `${OAUTH2_PATH}/userinfo`,
-  introspection: `${OAUTH2_PATH}/introspect`,
-  revocation: `${OAUTH2_PATH}/revoke`,
-  registration: `${OAUTH2_PATH}/register`,
-  end_session: `${OAUTH2_PATH}/end-session`,
-  jwks: '/api/auth/jwks',
-  device_authorization: '/api/auth/device/code',
-  code_verification: '/api/auth/device',
-  pushed_authorization_request: `${OAUTH2_PATH}/par`,
-} as const;
 
 export interface OidcServer {
   provider: Provider;

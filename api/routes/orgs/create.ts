@@ -2,18 +2,7 @@ import { createOrganization } from '../../../shared/identity/tenancy.ts';
 import { sessionAuth } from '../../middleware/authenticate.ts';
 import { defineRoute } from '../../route.ts';
 import { name } from '../../schemas.ts';
-
-export const orgSchema = {
-  type: 'object',
-  required: ['id', 'name', 'defaultSpaceId'],
-  properties: {
-    object: { const: 'organization' },
-    id: { type: 'string', format: 'uuid' },
-    name: { type: 'string' },
-    defaultSpaceId: { type: 'string' },
-    role: { enum: ['owner', 'admin', 'member'] },
-  },
-};
+import { orgDto, orgSchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute<{ name: string }>({
   method: 'post',
@@ -27,6 +16,6 @@ export default defineRoute<{ name: string }>({
   async handler(ctx, { body }) {
     const { org, defaultSpace } = await createOrganization(ctx.services.knex, body.name.trim(), sessionAuth(ctx).userId);
     ctx.status = 201;
-    ctx.body = { object: 'organization', id: org.id, name: org.name, defaultSpaceId: defaultSpace.id, role: 'owner' };
+    ctx.body = orgDto({ ...org, default_space_id: defaultSpace.id }, 'owner');
   },
 });

@@ -1,7 +1,8 @@
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
-import { orgSchema } from './create.ts';
+
 import { boundOrgId } from '../../middleware/authenticate.ts';
+import { orgDto, orgSchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute({
   method: 'get',
@@ -28,7 +29,7 @@ export default defineRoute({
     const rows = await q;
     ctx.body = {
       object: 'list',
-      data: rows.map((r) => ({ object: 'organization', id: r.id, name: r.name, defaultSpaceId: r.default_space_id, role: r.role })),
+      data: rows.map((r) => orgDto(r, r.role)),
       hasMore: false,
     };
   },

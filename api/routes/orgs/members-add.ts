@@ -6,7 +6,7 @@ import type { OrgRole } from '../../../shared/permissions.ts';
 import { defineRoute } from '../../route.ts';
 import { email, orgRole } from '../../schemas.ts';
 import { callerOrgRole, orgIdParam } from './_access.ts';
-import { orgMemberSchema } from './members-list.ts';
+import { orgMemberDto, orgMemberSchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute<{ email: string; role: OrgRole }, unknown, { orgId: string }>({
   method: 'post',
@@ -30,6 +30,6 @@ export default defineRoute<{ email: string; role: OrgRole }, unknown, { orgId: s
     }
     const m = await addOrgMember(knex, params.orgId, user.id, body.role);
     ctx.status = 201;
-    ctx.body = { object: 'org_member', userId: user.id, email: user.email, name: user.name, role: m.role, createdAt: m.created_at.toISOString() };
+    ctx.body = orgMemberDto({ ...m, email: user.email, name: user.name });
   },
 });

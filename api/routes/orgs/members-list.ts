@@ -2,19 +2,7 @@ import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { callerOrgRole, orgIdParam } from './_access.ts';
-
-export const orgMemberSchema = {
-  type: 'object',
-  required: ['object', 'userId', 'email', 'name', 'role'],
-  properties: {
-    object: { const: 'org_member' },
-    userId: { type: 'string' },
-    email: { type: 'string' },
-    name: { type: 'string' },
-    role: { enum: ['owner', 'admin', 'member'] },
-    createdAt: { type: 'string', format: 'date-time' },
-  },
-};
+import { orgMemberDto, orgMemberSchema } from '../../../shared/identity/model.ts';
 
 interface MemberRow {
   user_id: string;
@@ -52,7 +40,7 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
     });
     ctx.body = {
       object: 'list',
-      data: rows.map((r) => ({ object: 'org_member', userId: r.user_id, email: r.email, name: r.name, role: r.role, createdAt: r.created_at.toISOString() })),
+      data: rows.map(orgMemberDto),
       hasMore,
     };
   },

@@ -6,16 +6,7 @@ import { ORG_LEVEL_SCOPES, type Scope } from '../../../shared/permissions.ts';
 import { defineRoute } from '../../route.ts';
 import { name, scope } from '../../schemas.ts';
 import { callerOrgRole, orgIdParam } from './_access.ts';
-
-export const customRoleSchema = {
-  type: 'object',
-  required: ['object', 'id', 'name', 'scopes'],
-  properties: { object: { const: 'role' }, id: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'array', items: scope } },
-};
-
-export function customRoleDto(r: CustomRole) {
-  return { object: 'role', id: r.id, name: r.name, scopes: r.scopes, createdAt: r.created_at.toISOString() };
-}
+import { customRoleDto, customRoleSchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute<{ name: string; scopes: Scope[] }, unknown, { orgId: string }>({
   method: 'post',

@@ -3,7 +3,7 @@ import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { callerOrgRole, orgIdParam } from './_access.ts';
-import { customRoleDto, customRoleSchema } from './roles-create.ts';
+import { customRoleDto, customRoleSchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }, { orgId: string }>({
   method: 'get',

@@ -5,7 +5,7 @@ import { draftEtag } from '../../../shared/packages/etag.ts';
 import { importPackage } from '../../../shared/packages/import.ts';
 import { type FileMap, fullName, type PackageRow, type PackageType, TYPE_SCOPES } from '../../../shared/packages/types.ts';
 import type { AppContext } from '../../context.ts';
-import { authorityOf } from './_access.ts';
+import { authorityOf } from '../../resources/packages.ts';
 
 export const importedSchema = {
   type: 'object',

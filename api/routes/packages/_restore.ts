@@ -3,9 +3,9 @@ import { draftEtag } from '../../../shared/packages/etag.ts';
 import { restoreVersion } from '../../../shared/packages/draft-write.ts';
 import { representation } from '../../../shared/packages/representation.ts';
 import type { PackageType } from '../../../shared/packages/types.ts';
+import { versionOrFail } from '../../../shared/packages/store.ts';
 import type { AppContext } from '../../context.ts';
-import { type PackageParams, ifMatchOf, readablePackage, requireHomeScope, viewOf } from './_access.ts';
-import { versionOrFail } from './_version.ts';
+import { type PackageParams, ifMatchOf, readablePackage, requireHomeScope, viewOf } from '../../resources/packages.ts';
 
 export async function restore(ctx: AppContext, type: PackageType, params: PackageParams & { version: string }): Promise<void> {
   const pkg = await readablePackage(ctx, params, type);

@@ -1,7 +1,7 @@
 import { writeArchive } from '../../../shared/packages/archive.ts';
+import { versionOrFail } from '../../../shared/packages/store.ts';
 import { defineRoute } from '../../route.ts';
-import { type PackageParams, nameParam, readablePackage, scopeParam, versionParam } from './_access.ts';
-import { versionOrFail } from './_version.ts';
+import { type PackageParams, nameParam, readablePackage, scopeParam, versionParam } from '../../resources/packages.ts';
 
 export default defineRoute<unknown, unknown, PackageParams & { version: string }>({
   method: 'get',

@@ -1,8 +1,8 @@
 import { problem } from '../../../shared/errors.ts';
 import { fileBytes } from '../../../shared/packages/types.ts';
+import { versionOrFail } from '../../../shared/packages/store.ts';
 import { defineRoute } from '../../route.ts';
-import { type PackageParams, packageParams, readablePackage, versionParam } from './_access.ts';
-import { versionOrFail } from './_version.ts';
+import { type PackageParams, packageParams, readablePackage, versionParam } from '../../resources/packages.ts';
 
 export default defineRoute<unknown, { path: string; version?: string }, PackageParams>({
   method: 'get',

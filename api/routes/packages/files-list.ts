@@ -1,9 +1,9 @@
 import { draftEtag } from '../../../shared/packages/etag.ts';
 import { fileBytes } from '../../../shared/packages/types.ts';
+import { versionOrFail } from '../../../shared/packages/store.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
-import { type PackageParams, packageParams, readablePackage, versionParam } from './_access.ts';
-import { versionOrFail } from './_version.ts';
+import { type PackageParams, packageParams, readablePackage, versionParam } from '../../resources/packages.ts';
 
 export default defineRoute<unknown, { version?: string }, PackageParams>({
   method: 'get',

@@ -1,8 +1,8 @@
 import { draftEtag } from '../../../shared/packages/etag.ts';
 import { representation } from '../../../shared/packages/representation.ts';
+import { anyPackageSchema } from '../../../shared/packages/model.ts';
 import { defineRoute } from '../../route.ts';
-import { type PackageParams, packageParams, readablePackage, viewOf } from './_access.ts';
-import { anyPackageSchema } from './_schemas.ts';
+import { type PackageParams, packageParams, readablePackage, viewOf } from '../../resources/packages.ts';
 
 export default defineRoute<unknown, unknown, PackageParams>({
   method: 'get',

@@ -2,9 +2,9 @@ import { problem } from '../../../shared/errors.ts';
 import { draftEtag } from '../../../shared/packages/etag.ts';
 import { representation } from '../../../shared/packages/representation.ts';
 import { TYPE_SCOPES, type PackageRow, fullName } from '../../../shared/packages/types.ts';
+import { anyPackageSchema } from '../../../shared/packages/model.ts';
 import { defineRoute } from '../../route.ts';
-import { type PackageParams, authorityOf, packageParams, readablePackage, requireHomeScope, viewOf } from './_access.ts';
-import { anyPackageSchema } from './_schemas.ts';
+import { type PackageParams, authorityOf, packageParams, readablePackage, requireHomeScope, viewOf } from '../../resources/packages.ts';
 
 export default defineRoute<{ spaceId: string }, unknown, PackageParams>({
   method: 'put',

@@ -1,7 +1,6 @@
-// Package and agent routes (SPEC 4.4, 4.6); mounted by api/routes/index.ts.
+// Package routes (SPEC 4.6): import, read, files, download, home, restore, skill drafts; mounted
+// by api/routes/index.ts.
 import type { RouteDef } from '../../route.ts';
-import agentGet from '../agents/get.ts';
-import agentList from '../agents/list.ts';
 import download from './download.ts';
 import filesContent from './files-content.ts';
 import filesList from './files-list.ts';
@@ -15,8 +14,6 @@ import restoreIntegration from './restore-integration.ts';
 import skillUpdate from './skill-update.ts';
 
 export const packageRoutes: RouteDef[] = [
-  agentList,
-  agentGet,
   importPackage,
   importBundle,
   importGithub,

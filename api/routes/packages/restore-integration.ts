@@ -1,7 +1,7 @@
+import { packageSchema } from '../../../shared/packages/model.ts';
 import { defineRoute } from '../../route.ts';
-import { type PackageParams, nameParam, scopeParam, versionParam } from './_access.ts';
+import { type PackageParams, nameParam, scopeParam, versionParam } from '../../resources/packages.ts';
 import { restore, restoreDescription } from './_restore.ts';
-import { packageSchema } from './_schemas.ts';
 
 export default defineRoute<unknown, unknown, PackageParams & { version: string }>({
   method: 'post',

@@ -3,9 +3,9 @@ import { type SkillPatch, updateSkillDraft } from '../../../shared/packages/draf
 import { draftEtag } from '../../../shared/packages/etag.ts';
 import { manifestSchema } from '../../../shared/packages/manifest-schema.ts';
 import { packageRepresentation } from '../../../shared/packages/representation.ts';
+import { packageSchema } from '../../../shared/packages/model.ts';
 import { defineRoute } from '../../route.ts';
-import { type PackageParams, ifMatchOf, packageParams, readablePackage, requireHomeScope, viewOf } from './_access.ts';
-import { packageSchema } from './_schemas.ts';
+import { type PackageParams, ifMatchOf, packageParams, readablePackage, requireHomeScope, viewOf } from '../../resources/packages.ts';
 
 export default defineRoute<SkillPatch, unknown, PackageParams>({
   method: 'patch',

@@ -1,8 +1,9 @@
 import { isUniqueViolation } from '../../../shared/db/errors.ts';
 import { problem } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
+import { type ProxyRow, proxyDto, proxySchema } from '../../../shared/models/model.ts';
 import { defineRoute } from '../../route.ts';
-import { type ProxyRow, proxyDto, proxyFields, proxySchema, proxyUrlColumns } from './_shared.ts';
+import { proxyFields, proxyUrlColumns } from './_shared.ts';
 
 interface Body {
   name: string;

@@ -1,5 +1,7 @@
+import { proxyDto, proxySchema } from '../../../shared/models/model.ts';
+import { orgProxy } from '../../resources/proxies.ts';
 import { defineRoute } from '../../route.ts';
-import { idParams, orgProxy, proxyDto, proxySchema } from './_shared.ts';
+import { idParams } from './_shared.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'get',

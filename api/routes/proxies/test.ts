@@ -1,8 +1,10 @@
+import { testResult, testResultSchema } from '../../../shared/models/model.ts';
 import { callProvider } from '../../../shared/models/outbound.ts';
+import { callOut } from '../../resources/models.ts';
+import { orgProxy } from '../../resources/proxies.ts';
+import { unseal } from '../../resources/secrets.ts';
 import { defineRoute } from '../../route.ts';
-import { callOut, testResult, unseal } from '../models/_calls.ts';
-import { testResultSchema } from '../models/_shared.ts';
-import { idParams, orgProxy } from './_shared.ts';
+import { idParams } from './_shared.ts';
 
 export default defineRoute<{ url?: string }, unknown, { id: string }>({
   method: 'post',

@@ -1,7 +1,8 @@
 import { isUniqueViolation } from '../../../shared/db/errors.ts';
 import { problem } from '../../../shared/errors.ts';
+import { type ProxyRow, proxyDto, proxySchema } from '../../../shared/models/model.ts';
 import { defineRoute } from '../../route.ts';
-import { idParams, type ProxyRow, proxyDto, proxyFields, proxySchema, proxyUrlColumns } from './_shared.ts';
+import { idParams, proxyFields, proxyUrlColumns } from './_shared.ts';
 
 export default defineRoute<{ name?: string; url?: string; isDefault?: boolean }, unknown, { id: string }>({
   method: 'patch',

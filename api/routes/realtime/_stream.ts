@@ -11,8 +11,9 @@ import { problem } from '../../../shared/errors.ts';
 import { StaleAccess } from '../../access-cache.ts';
 import { grantOf } from '../../request-grant.ts';
 import { credentialIdentity } from '../../middleware/authenticate.ts';
-import { audienceOf, canReadRun, type RunAudience, runAudience } from '../runs/_visible.ts';
-import { connectionOwner } from '../connections/_shared.ts';
+import { canReadRun, type RunAudience } from '../../../shared/runs/visibility.ts';
+import { audienceOf, runAudience } from '../../resources/runs.ts';
+import { connectionOwner } from '../../resources/connections.ts';
 
 export interface RealtimeQuery {
   token?: string;

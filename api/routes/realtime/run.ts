@@ -1,6 +1,6 @@
 import { runDto } from '../../../shared/runs/model.ts';
 import { defineRoute } from '../../route.ts';
-import { findVisibleRun, runIdParam } from '../runs/_visible.ts';
+import { findVisibleRun, runIdParam } from '../../resources/runs.ts';
 import { REALTIME_DESCRIPTION, type RealtimeQuery, realtimeFrames, realtimeQuery, realtimeResponses, subscribe } from './_stream.ts';
 
 export default defineRoute<unknown, RealtimeQuery, { id: string }>({

@@ -17,8 +17,9 @@ import type { AppContext } from '../../context.ts';
 import type { JsonSchema } from '../../route.ts';
 import { startBulkRunsWorkflow } from '../../../temporal/starters/bulk-runs.ts';
 import { dateTime } from '../../schemas.ts';
-import { launcherOf } from '../agents/launch-run.ts';
-import { canReadRun, runAudience } from './_visible.ts';
+import { canReadRun } from '../../../shared/runs/visibility.ts';
+import { launcherOf } from '../../resources/launch.ts';
+import { runAudience } from '../../resources/runs.ts';
 
 const statusEnum = { type: 'string', enum: [...RUN_STATUSES] } as const;
 

@@ -1,19 +1,6 @@
-import { requestRunCancel } from '../../../shared/runs/cancel.ts';
-import { runDto, runSchema } from '../../../shared/runs/model.ts';
-import type { AppContext } from '../../context.ts';
+import { runSchema } from '../../../shared/runs/model.ts';
 import { defineRoute } from '../../route.ts';
-import { findVisibleRun, runIdParam } from './_visible.ts';
-
-/**
- * Cancels a run the caller may read (404 otherwise; 409 `run_not_cancellable` once it ended):
- * its workflow is cancelled, or without one it ends `cancelled` here. Answers the run as it is now.
- */
-export async function cancelRun(ctx: AppContext, runId: string) {
-  const { knex, workflows } = ctx.services;
-  const run = await findVisibleRun(ctx, runId);
-  await requestRunCancel(knex, workflows, run);
-  return runDto(await findVisibleRun(ctx, runId));
-}
+import { cancelRun, runIdParam } from '../../resources/runs.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'post',

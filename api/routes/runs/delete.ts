@@ -1,7 +1,7 @@
 import { problem } from '../../../shared/errors.ts';
 import { isTerminal } from '../../../shared/runs/model.ts';
 import { defineRoute } from '../../route.ts';
-import { findVisibleRun, runIdParam } from './_visible.ts';
+import { findVisibleRun, runIdParam } from '../../resources/runs.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'delete',

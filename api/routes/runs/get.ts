@@ -1,7 +1,7 @@
 import { runWithFiles, runWithFilesSchema } from '../../../shared/files/model.ts';
 import { defineRoute } from '../../route.ts';
-import { findVisibleRun, runIdParam } from './_visible.ts';
-import { MAX_WAIT_SECONDS, waitForRun } from './_wait.ts';
+import { MAX_WAIT_SECONDS, waitForRun } from '../../resources/run-wait.ts';
+import { findVisibleRun, runIdParam } from '../../resources/runs.ts';
 
 function waitSeconds(raw: string | undefined): number {
   if (raw === undefined || raw === '' || raw === 'false') return 0;

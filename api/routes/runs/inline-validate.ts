@@ -3,7 +3,7 @@ import { resolveSkills } from '../../../shared/packages/resolve-agent.ts';
 import { effectiveTimeoutSeconds } from '../../../shared/packages/timeout.ts';
 import { checkInlineRun, type InlineRunBody, toolsOf } from '../../../shared/runs/inline.ts';
 import { defineRoute } from '../../route.ts';
-import { connectionOwner } from '../connections/_shared.ts';
+import { connectionOwner } from '../../resources/connections.ts';
 import { admitInlineRequest, INLINE_LIMITS_DOC, inlineRateLimit, inlineRunBody } from './inline.ts';
 
 const validationSchema = {

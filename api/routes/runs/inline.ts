@@ -7,7 +7,7 @@ import { enforceOrgRateLimit } from '../../middleware/rate-limit.ts';
 import { configuredRateLimit } from '../../rate-limits.ts';
 import type { AppContext } from '../../context.ts';
 import { defineRoute } from '../../route.ts';
-import { launchConnections, launchConnectionsBody, launcherOf, launchInput, launchInputBody, shapeRunReplay } from '../agents/launch-run.ts';
+import { launchConnections, launchConnectionsBody, launcherOf, launchInput, launchInputBody, shapeRunReplay } from '../../resources/launch.ts';
 
 const RATE_SETTING = 'INLINE_RUN_LIMITS.rate_per_min';
 

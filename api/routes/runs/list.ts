@@ -1,13 +1,7 @@
-import { RUN_STATUSES, runSchema } from '../../../shared/runs/model.ts';
+import { RUN_STATUSES } from '../../../shared/runs/model.ts';
 import { limitFrom, offsetQuery } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
-import { listOf } from '../../schemas.ts';
-import { respondWithRunPage, visibleRuns } from './_visible.ts';
-
-export const runListResponse = {
-  ...listOf(runSchema),
-  properties: { ...(listOf(runSchema).properties as object), total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' } },
-};
+import { respondWithRunPage, runListResponse, visibleRuns } from '../../resources/runs.ts';
 
 export default defineRoute<unknown, { limit?: number; offset: number; status?: string; packageId?: string }>({
   method: 'get',

@@ -3,9 +3,9 @@ import { newSinkSecret, SINK_TTL } from '../../../shared/runs/sink.ts';
 import { configuredRateLimit } from '../../rate-limits.ts';
 import type { AppContext } from '../../context.ts';
 import { defineRoute } from '../../route.ts';
-import { launchable, launchConnections, launchConnectionsBody, launchFromRequest, launchInputBody, launchVersionBody, launchVersionQuery } from '../agents/launch-run.ts';
+import { launchable, launchConnections, launchConnectionsBody, launchFromRequest, launchInputBody, launchVersionBody, launchVersionQuery } from '../../resources/launch.ts';
 import { SINK_PROTOCOL } from '../../resources/remote-runs.ts';
-import { findVisibleRun } from './_visible.ts';
+import { findVisibleRun } from '../../resources/runs.ts';
 
 interface RemoteBody {
   packageId: string;

@@ -1,7 +1,7 @@
 import { extendRunSink, SINK_TTL } from '../../../shared/runs/sink.ts';
 import { defineRoute } from '../../route.ts';
 import { SINK_PROTOCOL } from '../../resources/remote-runs.ts';
-import { runIdParam } from './_visible.ts';
+import { runIdParam } from '../../resources/runs.ts';
 
 export default defineRoute<{ seconds?: number }, unknown, { id: string }>({
   method: 'patch',

@@ -1,7 +1,7 @@
 import { MAX_SINK_EVENTS, applySinkEvents } from '../../../shared/runs/sink.ts';
 import { defineRoute } from '../../route.ts';
 import { SINK_PROTOCOL } from '../../resources/remote-runs.ts';
-import { runIdParam } from './_visible.ts';
+import { runIdParam } from '../../resources/runs.ts';
 
 const usage = {
   type: 'object',

@@ -5,7 +5,7 @@ import type { ScheduleRow } from '../../../shared/schedules/model.ts';
 import { checkCron, checkTimezone } from '../../../shared/schedules/spec.ts';
 import { createTemporalSchedule, deleteTemporalSchedule, nextRunAt } from '../../../shared/schedules/temporal.ts';
 import { defineRoute } from '../../route.ts';
-import { agentPathParams } from '../agents/launch-run.ts';
+import { agentPathParams } from '../../resources/launch.ts';
 import { requireSchedulingRights, scheduleDto, scheduleFields, scheduleInput, scheduleSchema } from './_shared.ts';
 
 interface Body {

@@ -1,8 +1,7 @@
 import { problem } from '../../../shared/errors.ts';
 import { limitFrom, offsetQuery } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
-import { runListResponse } from '../runs/list.ts';
-import { respondWithRunPage, visibleRuns } from '../runs/_visible.ts';
+import { respondWithRunPage, runListResponse, visibleRuns } from '../../resources/runs.ts';
 import { findSchedule, scheduleIdParam } from './_shared.ts';
 
 export default defineRoute<unknown, { limit?: number; offset: number }, { id: string }>({

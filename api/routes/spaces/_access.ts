@@ -48,7 +48,3 @@ export const spaceIdParam = {
   required: ['spaceId'],
   properties: { spaceId: { type: 'string', minLength: 1 } },
 } as const;
-
-export function spaceMemberDto(m: { user_id: string; preset_role: string | null; custom_role_id: string | null }) {
-  return { object: 'space_member' as const, userId: m.user_id, preset_role: m.preset_role, custom_role_id: m.custom_role_id };
-}

@@ -1,9 +1,10 @@
 import { Space } from '../../../shared/db/models.ts';
 import { problem } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
-import { isOrgAdmin, spaceDto } from '../../../shared/identity/tenancy.ts';
+import { isOrgAdmin } from '../../../shared/identity/tenancy.ts';
 import { defineRoute } from '../../route.ts';
-import { name, spaceSchema } from '../../schemas.ts';
+import { name } from '../../schemas.ts';
+import { spaceDto, spaceSchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute<{ name: string }>({
   method: 'post',

@@ -1,9 +1,10 @@
 import type { Space } from '../../../shared/db/models.ts';
-import { isOrgAdmin, spaceDto } from '../../../shared/identity/tenancy.ts';
+import { isOrgAdmin } from '../../../shared/identity/tenancy.ts';
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
-import { listOf, spaceSchema } from '../../schemas.ts';
+import { listOf } from '../../schemas.ts';
 import { boundSpaceId } from '../../middleware/authenticate.ts';
+import { spaceDto, spaceSchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }>({
   method: 'get',

@@ -2,8 +2,9 @@ import { OrgMember, SpaceMember } from '../../../shared/db/models.ts';
 import { problem } from '../../../shared/errors.ts';
 import { isSubset } from '../../../shared/permissions.ts';
 import { defineRoute } from '../../route.ts';
-import { spaceMemberSchema, spaceRole } from '../../schemas.ts';
-import { type RoleChoice, roleChoiceSchema, roleChoiceScopes, spaceAccess, spaceIdParam, spaceMemberDto } from './_access.ts';
+import { spaceRole } from '../../schemas.ts';
+import { type RoleChoice, roleChoiceSchema, roleChoiceScopes, spaceAccess, spaceIdParam } from './_access.ts';
+import { spaceMemberDto, spaceMemberSchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute<RoleChoice & { userId: string }, unknown, { spaceId: string }>({
   method: 'post',

@@ -1,8 +1,9 @@
 import type { SpaceMember } from '../../../shared/db/models.ts';
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
-import { listOf, spaceMemberSchema } from '../../schemas.ts';
-import { spaceAccess, spaceIdParam, spaceMemberDto } from './_access.ts';
+import { listOf } from '../../schemas.ts';
+import { spaceAccess, spaceIdParam } from './_access.ts';
+import { spaceMemberDto, spaceMemberSchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }, { spaceId: string }>({
   method: 'get',

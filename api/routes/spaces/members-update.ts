@@ -4,8 +4,9 @@ import { memberScopes } from '../../../shared/identity/tenancy.ts';
 import { isSubset } from '../../../shared/permissions.ts';
 import { recheckScheduleAccess } from '../../../shared/schedules/access.ts';
 import { defineRoute } from '../../route.ts';
-import { spaceMemberSchema, spaceRole } from '../../schemas.ts';
-import { type RoleChoice, roleChoiceSchema, roleChoiceScopes, spaceAccess, spaceMemberDto } from './_access.ts';
+import { spaceRole } from '../../schemas.ts';
+import { type RoleChoice, roleChoiceSchema, roleChoiceScopes, spaceAccess } from './_access.ts';
+import { spaceMemberDto, spaceMemberSchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute<RoleChoice, unknown, { spaceId: string; userId: string }>({
   method: 'patch',

@@ -1,10 +1,11 @@
 // Uploads (SPEC 4.8, DESIGN.md 7): a declared file waiting for its bytes at a one-hour upload
 // URL, then for a run input to take it. Rows carry owner columns as runs do, and are visible
-// as runs are (api/routes/runs/_visible.ts).
+// as runs are (api/resources/runs.ts).
 import { problem } from '../../../shared/errors.ts';
 import type { OwnerColumns } from '../../../shared/runs/model.ts';
 import type { AppContext } from '../../context.ts';
-import { canReadRun, runAudience } from '../runs/_visible.ts';
+import { canReadRun } from '../../../shared/runs/visibility.ts';
+import { runAudience } from '../../resources/runs.ts';
 
 export interface UploadRow extends OwnerColumns {
   id: string;

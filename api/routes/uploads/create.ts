@@ -2,7 +2,7 @@ import { sha256Hex } from '../../../shared/crypto.ts';
 import { problem } from '../../../shared/errors.ts';
 import { newId, newToken } from '../../../shared/ids.ts';
 import { defineRoute } from '../../route.ts';
-import { launcherOf } from '../agents/launch-run.ts';
+import { launcherOf } from '../../resources/launch.ts';
 import { orgBytesInUse } from '../../../shared/files/model.ts';
 import { UPLOAD_TTL_MS } from '../../../shared/files/expiry.ts';
 import { SAFE_NAME_RULE, unsafeNameReason } from '../../../shared/files/confine.ts';

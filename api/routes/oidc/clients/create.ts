@@ -4,8 +4,8 @@ import { type ClientLevel, type OAuthClientRow, permissionScopes } from '../../.
 import { boundSpaceId } from '../../../middleware/authenticate.ts';
 import { SPACE_ID } from '../../../middleware/tenancy.ts';
 import type { AppContext } from '../../../context.ts';
+import { sealKey } from '../../../resources/secrets.ts';
 import { defineRoute } from '../../../route.ts';
-import { sealKey } from '../../models/_shared.ts';
 import { assertMayManageInstanceClients, assertRedirectUris, assertScopesForLevel, canActInSpace, clientDto, clientFields, clientSchema } from './_access.ts';
 
 interface Body {

@@ -1,5 +1,7 @@
-// Response schemas of the package routes (published in OpenAPI).
-import type { JsonSchema } from '../../route.ts';
+// Response schemas of the package representations, published in OpenAPI: agents (SPEC 2.10) and
+// the other package types (SPEC 2.11). The rows they describe (PackageRow, PackageVersionRow) stay
+// in types.ts, which some thirty files import; the DTOs that fill these schemas are built by
+// representation.ts from those rows.
 
 const dateTime = { type: ['string', 'null'], format: 'date-time' } as const;
 const nullableString = { type: ['string', 'null'] } as const;
@@ -16,7 +18,7 @@ const homeFields = {
 } as const;
 
 /** SPEC 2.10. */
-export const agentSchema: JsonSchema = {
+export const agentSchema = {
   type: 'object',
   required: ['object', 'id', 'scope', 'definition', 'prompt', 'input', 'output', 'dependencies', 'home_space_id', 'effective_timeout_seconds'],
   properties: {
@@ -68,7 +70,7 @@ export const agentSchema: JsonSchema = {
 };
 
 /** SPEC 2.11. */
-export const packageSchema: JsonSchema = {
+export const packageSchema = {
   type: 'object',
   required: ['object', 'type', 'id', 'orgId', 'definition', 'home_space_id'],
   properties: {
@@ -93,5 +95,5 @@ export const packageSchema: JsonSchema = {
   },
 };
 
-export const anyPackageSchema: JsonSchema = { oneOf: [agentSchema, packageSchema] };
+export const anyPackageSchema = { oneOf: [agentSchema, packageSchema] };
 

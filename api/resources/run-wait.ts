@@ -1,12 +1,12 @@
 // Waiting for a run to end (GET /api/runs/{id}?wait=, the mcp module's run_agent and get_run).
-import { problem } from '../../../shared/errors.ts';
-import type { AccessLoss } from '../../../shared/identity/access-grants.ts';
-import type { Scope } from '../../../shared/permissions.ts';
-import { isTerminal } from '../../../shared/runs/model.ts';
-import { grantOf } from '../../request-grant.ts';
-import { credentialIdentity } from '../../middleware/authenticate.ts';
-import type { AppContext } from '../../context.ts';
-import { findVisibleRun } from './_visible.ts';
+import { problem } from '../../shared/errors.ts';
+import type { AccessLoss } from '../../shared/identity/access-grants.ts';
+import type { Scope } from '../../shared/permissions.ts';
+import { isTerminal } from '../../shared/runs/model.ts';
+import { grantOf } from '../request-grant.ts';
+import { credentialIdentity } from '../middleware/authenticate.ts';
+import type { AppContext } from '../context.ts';
+import { findVisibleRun } from './runs.ts';
 
 export const MAX_WAIT_SECONDS = 55;
 export const MAX_WAITS_PER_CALLER = 10;

@@ -1,13 +1,14 @@
 // Package access from a request (shared/packages/README.md): visibility from the request
 // space, the type's read scope there (else 404), the type's write scope in the HOME space (else 403).
-import { problem } from '../../../shared/errors.ts';
-import { SpaceAuthority } from '../../../shared/packages/authority.ts';
-import { parseIfMatch } from '../../../shared/packages/etag.ts';
-import type { ViewContext } from '../../../shared/packages/representation.ts';
-import { type PackageRow, type PackageType, TYPE_SCOPES, fullName } from '../../../shared/packages/types.ts';
-import { findVisiblePackage } from '../../../shared/packages/visibility.ts';
-import type { AppContext } from '../../context.ts';
-import { credentialScopes } from '../../middleware/authenticate.ts';
+// Shared by the package, agent and integration slices, with the path parameters they all take.
+import { problem } from '../../shared/errors.ts';
+import { SpaceAuthority } from '../../shared/packages/authority.ts';
+import { parseIfMatch } from '../../shared/packages/etag.ts';
+import type { ViewContext } from '../../shared/packages/representation.ts';
+import { type PackageRow, type PackageType, TYPE_SCOPES, fullName } from '../../shared/packages/types.ts';
+import { findVisiblePackage } from '../../shared/packages/visibility.ts';
+import type { AppContext } from '../context.ts';
+import { credentialScopes } from '../middleware/authenticate.ts';
 
 export interface PackageParams {
   scope: string;

@@ -1,30 +1,13 @@
-import { EgressError, checkDestination, checkProxiedDestination } from '../../../shared/egress.ts';
-import { problem } from '../../../shared/errors.ts';
-import { type CredentialRow, type ModelProvider, orgProxyUrl } from '../../../shared/models/resolve.ts';
-import { encryptSecret, SecretsUnavailableError } from '../../../shared/secrets.ts';
-import type { AppContext } from '../../context.ts';
-
-export const modelSchema = {
-  type: 'object',
-  required: ['object', 'id', 'name', 'provider', 'baseUrl', 'model', 'hasApiKey', 'credentialId', 'proxyId', 'isDefault', 'inputCostPerMTok', 'outputCostPerMTok', 'createdAt', 'updatedAt'],
-  additionalProperties: false,
-  properties: {
-    object: { const: 'model' },
-    id: { type: 'string' },
-    name: { type: 'string' },
-    provider: { enum: ['openai-compatible', 'anthropic'] },
-    baseUrl: { type: 'string' },
-    model: { type: 'string' },
-    hasApiKey: { type: 'boolean', description: 'The key itself is write-only; true also when the key comes from `credentialId`' },
-    credentialId: { type: ['string', 'null'], description: 'The model provider credential whose provider, base URL and key the model uses' },
-    proxyId: { type: ['string', 'null'], description: "The proxy the model's calls go through; null: the organization's default proxy, if any" },
-    isDefault: { type: 'boolean' },
-    inputCostPerMTok: { type: ['number', 'null'] },
-    outputCostPerMTok: { type: ['number', 'null'] },
-    createdAt: { type: 'string', format: 'date-time' },
-    updatedAt: { type: 'string', format: 'date-time' },
-  },
-};
+// Models and model provider credentials as route slices use them (issue 17): the fields a model
+// is written with, where its calls would go and whether the egress policy lets them, and the
+// outbound calls of the test and discovery routes (models, credentials, proxies).
+import type { Dispatcher } from 'undici';
+import { EgressError, checkDestination, checkProxiedDestination } from '../../shared/egress.ts';
+import { problem } from '../../shared/errors.ts';
+import { redact } from '../../shared/integrations/deliver.ts';
+import { type CallResult, outboundDispatcher, proxySecrets } from '../../shared/models/outbound.ts';
+import { type CredentialRow, type ModelProvider, orgProxyUrl } from '../../shared/models/resolve.ts';
+import type { AppContext } from '../context.ts';
 
 export const modelFields = {
   name: { type: 'string', minLength: 1, maxLength: 100 },
@@ -58,32 +41,8 @@ export async function assertModelUrl(ctx: AppContext, baseUrl: string, proxyId?:
   }
 }
 
-export function sealKey(ctx: AppContext, apiKey: string): string {
-  try {
-    return encryptSecret(ctx.services.config.secretsKey, apiKey);
-  } catch (err) {
-    if (err instanceof SecretsUnavailableError) throw problem('service_unavailable', err.message);
-    throw err;
-  }
-}
-
 function invalid(field: string, code: string, message: string) {
   return problem('validation_failed', { detail: `${field}: ${message}`, errors: [{ field, code, message }] });
-}
-
-/**
- * A stored key goes only where it was sent with (DESIGN.md 5, issue 28): a request that changes
- * `provider` or `baseUrl` of a model or credential holding a key must send `apiKey` too, else
- * someone who may write it but never read the key could send it to a host of their own.
- * `stored` is the row as it is now (read for update).
- */
-export function assertKeyFollowsDestination(
-  body: { provider?: ModelProvider; baseUrl?: string; apiKey?: string | null },
-  stored: { provider: ModelProvider; base_url: string; api_key_enc: string | null },
-): void {
-  if (stored.api_key_enc === null || body.apiKey !== undefined) return;
-  const moved = (body.provider !== undefined && body.provider !== stored.provider) || (body.baseUrl !== undefined && body.baseUrl.replace(/\/$/, '') !== stored.base_url);
-  if (moved) throw invalid('apiKey', 'required', 'is required with a new provider or baseUrl: the stored key is never sent anywhere else');
 }
 
 /** The organization's credential `id`; another organization's (or none) is 404. */
@@ -115,19 +74,28 @@ export async function modelTarget(
   return { provider: body.provider, baseUrl: body.baseUrl.replace(/\/$/, ''), apiKey: body.apiKey ?? undefined };
 }
 
-/** The result of a test call (models, credentials, proxies), named by `object`. */
-export function testResultSchema(object: string, extra: Record<string, unknown> = {}) {
-  return {
-    type: 'object',
-    additionalProperties: false,
-    required: ['object', 'ok', 'latencyMs', 'status', 'error', ...Object.keys(extra)],
-    properties: {
-      object: { const: object },
-      ok: { type: 'boolean' },
-      latencyMs: { type: 'integer', description: 'Time until the answer (or the failure)' },
-      status: { type: ['integer', 'null'], description: "The HTTP status answered; null when nothing answered" },
-      error: { type: ['string', 'null'], description: "Why the test failed, naming the answer (secrets redacted); null when ok" },
-      ...extra,
-    },
-  };
+/**
+ * `call` through a dispatcher to `targetUrl` (through `proxyUrl` when given), closed afterwards.
+ * A destination the egress policy refuses is a failed result naming the reason, not an exception.
+ */
+export async function callOut(
+  ctx: AppContext,
+  targetUrl: string,
+  opts: { proxyUrl?: string; operatorHosts?: string[] },
+  call: (dispatcher: Dispatcher) => Promise<CallResult>,
+): Promise<CallResult> {
+  let dispatcher: Dispatcher;
+  try {
+    dispatcher = await outboundDispatcher(ctx.services.config, targetUrl, opts);
+  } catch (err) {
+    if (err instanceof EgressError) return { latencyMs: 0, status: null, error: `Refused by the egress policy: ${err.message}` };
+    throw err;
+  }
+  try {
+    const r = await call(dispatcher);
+    // A proxy's user and password never show, should an error quote them.
+    return r.error ? { ...r, error: redact(r.error, proxySecrets(opts.proxyUrl)) } : r;
+  } finally {
+    await dispatcher.close().catch(() => {});
+  }
 }

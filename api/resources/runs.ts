@@ -1,26 +1,27 @@
-// Which runs a caller may read (SPEC 2.3, 5.6): the space's runs with `runs:read-all`,
-// otherwise the runs it launched; an impersonated end-user sees only its own.
+// Runs as route slices read them (SPEC 2.3, 5.6): which runs a caller may read (the space's runs
+// with `runs:read-all`, otherwise the runs it launched; an impersonated end-user sees only its
+// own), a page of them, and the reads and the cancel that the REST routes and the MCP tools share.
 import type { Knex } from 'knex';
-import { problem } from '../../../shared/errors.ts';
-import type { AccessGrant } from '../../../shared/identity/access-grants.ts';
-import type { Scope } from '../../../shared/permissions.ts';
-import { RUN_SELECT, type RunRow, runDto } from '../../../shared/runs/model.ts';
-import { canReadRun, type RunAudience, runsVisibleTo } from '../../../shared/runs/visibility.ts';
-import { preparedShape } from '../../../shared/db/prepared.ts';
-import { ACCESS_EPOCH_SQL } from '../../access-cache.ts';
-import { grantOf } from '../../request-grant.ts';
-import { setOffsetLinks } from '../../pagination.ts';
-import type { AppContext } from '../../context.ts';
+import { problem } from '../../shared/errors.ts';
+import type { AccessGrant } from '../../shared/identity/access-grants.ts';
+import type { Scope } from '../../shared/permissions.ts';
+import { requestRunCancel } from '../../shared/runs/cancel.ts';
+import { logDto } from '../../shared/runs/logs.ts';
+import { RUN_SELECT, type RunRow, runDto, runSchema } from '../../shared/runs/model.ts';
+import { type RunAudience, runsVisibleTo } from '../../shared/runs/visibility.ts';
+import { preparedShape } from '../../shared/db/prepared.ts';
+import { ACCESS_EPOCH_SQL } from '../access-cache.ts';
+import { grantOf } from '../request-grant.ts';
+import { limitFrom, setOffsetLinks } from '../pagination.ts';
+import { listOf } from '../schemas.ts';
+import type { AppContext } from '../context.ts';
 
 /**
  * Whose runs a caller may read in its space: every run with `runs:read-all` (`only` null),
  * otherwise the runs of its impersonated end-user, of its API key, or of its user. The SQL
- * filter (`visibleRuns`) and the in-memory predicate (`canReadRun`, realtime fan-out) both
- * derive from it, so they cannot drift apart.
+ * filter (`visibleRuns`) and the in-memory predicate (`canReadRun` of shared/runs/visibility.ts,
+ * realtime fan-out) both derive from it, so they cannot drift apart.
  */
-export type { RunAudience };
-export { canReadRun };
-
 export function runAudience(ctx: AppContext): RunAudience {
   return audienceOf(grantOf(ctx), ctx.state.tenancy!.scopes);
 }
@@ -73,6 +74,12 @@ export const runIdParam = {
   properties: { id: { type: 'string', minLength: 1 } },
 } as const;
 
+/** An offset page of runs (GET /api/runs, an agent's runs, a schedule's runs). */
+export const runListResponse = {
+  ...listOf(runSchema),
+  properties: { ...(listOf(runSchema).properties as object), total: { type: 'integer' }, limit: { type: 'integer' }, offset: { type: 'integer' } },
+};
+
 /** Responds with one offset page of the query's runs, newest first, with Link headers. */
 export async function respondWithRunPage(ctx: AppContext, q: Knex.QueryBuilder, limit: number, offset: number): Promise<void> {
   const [{ total }] = await q.clone().count<{ total: number }[]>('* as total');
@@ -86,4 +93,29 @@ export async function respondWithRunPage(ctx: AppContext, q: Knex.QueryBuilder, 
     .offset(offset);
   setOffsetLinks(ctx, { limit, offset, total });
   ctx.body = { object: 'list', data: rows.map(runDto), hasMore: offset + rows.length < total, total, limit, offset };
+}
+
+/**
+ * Cancels a run the caller may read (404 otherwise; 409 `run_not_cancellable` once it ended):
+ * its workflow is cancelled, or without one it ends `cancelled` here. Answers the run as it is now.
+ */
+export async function cancelRun(ctx: AppContext, runId: string) {
+  const { knex, workflows } = ctx.services;
+  const run = await findVisibleRun(ctx, runId);
+  await requestRunCancel(knex, workflows, run);
+  return runDto(await findVisibleRun(ctx, runId));
+}
+
+/**
+ * Entries with `seq` > `since` of a run the caller may read (404 otherwise), ascending; `limit`
+ * default and max 1000. Debug entries need `runs:delete`.
+ */
+export async function runLogPage(ctx: AppContext, runId: string, since: number, rawLimit: unknown) {
+  const run = await findVisibleRun(ctx, runId);
+  const limit = limitFrom(rawLimit, 1000, 1000);
+  const q = ctx.services.knex('run_logs').where({ run_id: run.id }).where('seq', '>', since).orderBy('seq').limit(limit + 1);
+  if (!ctx.state.tenancy!.scopes.has('runs:delete')) q.whereNot('level', 'debug');
+  const rows = await q;
+  const output = run.result ? { value: run.result.output } : undefined;
+  return { data: rows.slice(0, limit).map((r) => logDto(r, true, output)), hasMore: rows.length > limit, limit };
 }
