@@ -1,6 +1,6 @@
-// A durable file (SPEC 4.8, DESIGN.md 7): its row, its DTO, and the bytes an organization holds
-// against ORG_STORAGE_QUOTA_BYTES. The API serves files; the worker writes a run's input and
-// output files (activities/run-files.ts).
+// A durable file and an upload (SPEC 4.8, DESIGN.md 7): their rows, DTOs and response schemas,
+// and the bytes an organization holds against ORG_STORAGE_QUOTA_BYTES. The API serves files
+// and uploads; the worker writes a run's input and output files (activities/run-files.ts).
 import type { Knex } from 'knex';
 import { type OwnerColumns, type RunRow, runDto, runSchema } from '../runs/model.ts';
 import { fileExpiresAt } from './expiry.ts';
@@ -102,6 +102,52 @@ export const runWithFilesSchema = {
     files: { type: 'array', items: runFileSchema, description: 'Its input files, then the files it wrote (read their bytes at /api/files/{id}/content)' },
   },
 };
+
+/** A declared file waiting for its bytes at its upload URL, then for a run input to take it. */
+export interface UploadRow extends OwnerColumns {
+  id: string;
+  name: string;
+  content_type: string;
+  /** bigint: pg hands it back as a string. */
+  size: string | number;
+  token_hash: string;
+  /** Where the bytes are once completed (the successful PUT's own key). */
+  storage_key: string;
+  sha256: string | null;
+  completed_at: Date | null;
+  expires_at: Date;
+  created_at: Date;
+}
+
+export function uploadDto(row: UploadRow) {
+  return {
+    object: 'upload' as const,
+    id: row.id,
+    name: row.name,
+    contentType: row.content_type,
+    size: Number(row.size),
+    completed: row.completed_at !== null,
+    sha256: row.sha256,
+    expiresAt: row.expires_at.toISOString(),
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+export const uploadSchema = {
+  type: 'object',
+  required: ['object', 'id', 'name', 'contentType', 'size', 'completed', 'sha256', 'expiresAt', 'createdAt'],
+  properties: {
+    object: { const: 'upload' },
+    id: { type: 'string', pattern: '^upl_' },
+    name: { type: 'string' },
+    contentType: { type: 'string' },
+    size: { type: 'integer', minimum: 1 },
+    completed: { type: 'boolean', description: 'Whether the bytes were received' },
+    sha256: { type: ['string', 'null'], description: 'Hex SHA-256 of the bytes, once completed' },
+    expiresAt: { type: 'string', format: 'date-time', description: 'When the upload URL stops working and an unused upload lapses' },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const;
 
 /**
  * Bytes the organization holds: its files (bytes shared by several file rows counted once) and

@@ -1,8 +1,8 @@
 // How the identity resources look to API clients (SPEC 3, 5): users and sessions, organizations
-// and their members and roles, spaces and their members, API keys. Each response schema beside
-// the DTO that fills it (the row types are in shared/db/models.ts), so the routes, the console
-// and the OpenAPI document present them one way.
-import type { ApiKey, CustomRole, Space } from '../db/models.ts';
+// and their members and roles, spaces and their members, API keys, end-users. Each response
+// schema beside the DTO that fills it (the row types are in shared/db/models.ts), so the routes,
+// the console and the OpenAPI document present them one way.
+import type { ApiKey, CustomRole, EndUser, Space } from '../db/models.ts';
 import { SCOPES } from '../permissions.ts';
 
 type JsonSchema = Record<string, unknown>;
@@ -139,4 +139,30 @@ export function orgDto(org: { id: string; name: string; default_space_id: string
 
 export function orgMemberDto(m: { user_id: string; email: string; name: string; role: string; created_at: Date }) {
   return { object: 'org_member' as const, userId: m.user_id, email: m.email, name: m.name, role: m.role, createdAt: m.created_at.toISOString() };
+}
+
+export const endUserSchema = {
+  type: 'object',
+  required: ['object', 'id', 'externalId', 'name', 'spaceId', 'createdAt'],
+  properties: {
+    object: { const: 'end_user' },
+    id: { type: 'string', pattern: '^eu_' },
+    externalId: { type: 'string' },
+    name: { type: 'string' },
+    spaceId: { type: 'string' },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+};
+
+export function endUserDto(e: EndUser) {
+  return {
+    object: 'end_user' as const,
+    id: e.id,
+    externalId: e.external_id,
+    name: e.name,
+    spaceId: e.space_id,
+    createdAt: e.created_at.toISOString(),
+    updatedAt: e.updated_at.toISOString(),
+  };
 }

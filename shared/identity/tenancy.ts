@@ -105,3 +105,37 @@ export async function removeOrgMember(knex: Knex, orgId: string, userId: string)
   });
 }
 
+
+export interface MemberOrganization {
+  id: string;
+  name: string;
+  role: OrgRole;
+  default_space_id: string;
+}
+
+/** The organizations a user belongs to, oldest first, with their role and default space: GET /api/orgs and the console's picker. */
+export function memberOrganizations(knex: Knex, userId: string): Knex.QueryBuilder {
+  return knex('org_members as m')
+    .join('organizations as o', 'o.id', 'm.org_id')
+    .join('spaces as s', function () {
+      this.on('s.org_id', 'o.id').andOnVal('s.kind', 'default');
+    })
+    .where('m.user_id', userId)
+    .select('o.id', 'o.name', 'm.role', 's.id as default_space_id')
+    .orderBy('o.created_at');
+}
+
+/**
+ * The spaces of the organization a user can enter: every shared space for its owners and
+ * admins, the spaces where they hold a role for others, and their own personal space
+ * (GET /api/spaces and the console's picker).
+ */
+export function enterableSpaces(knex: Knex, orgId: string, userId: string, role: OrgRole | undefined): Knex.QueryBuilder {
+  return knex('spaces')
+    .where('org_id', orgId)
+    .where((w) => {
+      w.where({ kind: 'personal', owner_user_id: userId });
+      if (isOrgAdmin(role)) w.orWhereNot('kind', 'personal');
+      else w.orWhereIn('id', knex('space_members').select('space_id').where({ user_id: userId }));
+    });
+}

@@ -1,9 +1,10 @@
-// How models, outbound proxies and the results of their test calls are shown (issue 17): the
-// response schemas and the DTOs that fill them, one shape wherever they are presented.
+// How models, model provider credentials, outbound proxies and the results of their test calls
+// are shown (issue 17): the response schemas and the DTOs that fill them, one shape wherever
+// they are presented. A credential's key is write-only: stored encrypted, never shown.
 // A proxy's URL may carry a user and password: the whole URL is stored encrypted and shown
 // without them.
 import type { CallResult } from './outbound.ts';
-import type { ModelRow } from './resolve.ts';
+import type { CredentialRow, ModelRow } from './resolve.ts';
 
 export const modelSchema = {
   type: 'object',
@@ -41,6 +42,35 @@ export function modelDto(row: ModelRow) {
     isDefault: row.is_default,
     inputCostPerMTok: row.input_cost_per_mtok,
     outputCostPerMTok: row.output_cost_per_mtok,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+  };
+}
+
+export const credentialSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['object', 'id', 'name', 'provider', 'baseUrl', 'hasApiKey', 'createdAt', 'updatedAt'],
+  properties: {
+    object: { const: 'model_provider_credential' },
+    id: { type: 'string' },
+    name: { type: 'string' },
+    provider: { enum: ['openai-compatible', 'anthropic'] },
+    baseUrl: { type: 'string' },
+    hasApiKey: { const: true, description: 'The key itself is write-only' },
+    createdAt: { type: 'string', format: 'date-time' },
+    updatedAt: { type: 'string', format: 'date-time' },
+  },
+};
+
+export function credentialDto(row: CredentialRow) {
+  return {
+    object: 'model_provider_credential' as const,
+    id: row.id,
+    name: row.name,
+    provider: row.provider,
+    baseUrl: row.base_url,
+    hasApiKey: true as const,
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
   };

@@ -2,7 +2,7 @@
 import type { Knex } from 'knex';
 import { prepared } from '../db/prepared.ts';
 import { problem } from '../errors.ts';
-import { type PackageRow, type PackageVersionRow, fullName, splitName } from './types.ts';
+import { type FileMap, type PackageRow, type PackageVersionRow, fullName, splitName } from './types.ts';
 import { isVersionSelector, latestOf, pickVersion } from './versions.ts';
 
 export async function versionNames(knex: Knex, packageId: string): Promise<string[]> {
@@ -44,4 +44,18 @@ export async function findOrgSkill(knex: Knex, orgId: string, id: string): Promi
   const parts = splitName(id);
   if (!parts) return undefined;
   return (await knex('packages').where({ org_id: orgId, scope: parts.scope, name: parts.name, type: 'skill', ephemeral: false }).first()) as PackageRow | undefined;
+}
+
+/**
+ * Every file of each skill version an agent resolved (`{id, version}`), for agents that run code:
+ * their sandbox holds them (DESIGN.md 9). A skill deleted since is left out.
+ */
+export async function skillFiles(knex: Knex, orgId: string, skills: Array<{ id: string; version: string }>): Promise<Array<{ id: string; files: FileMap }>> {
+  const out: Array<{ id: string; files: FileMap }> = [];
+  for (const skill of skills) {
+    const pkg = await findOrgSkill(knex, orgId, skill.id);
+    const version = pkg ? await getVersion(knex, pkg.id, skill.version) : undefined;
+    if (version) out.push({ id: skill.id, files: version.files });
+  }
+  return out;
 }

@@ -1,6 +1,7 @@
 // Bulk run operations (issue 19): a job cancels or replays every run a filter matches, as the
 // `bulkRuns` workflow (workflows/bulk-runs.ts) processing pages of its snapshot
-// (activities/bulk-runs.ts). Rows: `bulk_jobs` and `bulk_job_items` (migration 020).
+// (activities/bulk-runs.ts). Rows: `bulk_jobs` and `bulk_job_items` (migration 020); how a job
+// is shown: bulk-model.ts.
 import type { Knex } from 'knex';
 import { deterministicEventId } from '../events/publish.ts';
 import { randomBase62 } from '../ids.ts';
@@ -84,27 +85,6 @@ export interface BulkFailure {
 
 /** The first failures listed on a job. */
 export const BULK_FAILURES_SHOWN = 20;
-
-export function bulkJobDto(job: BulkJobRow, failures: BulkFailure[] = []) {
-  return {
-    object: 'bulk_job' as const,
-    id: job.id,
-    kind: job.kind,
-    status: job.status,
-    filter: job.filter,
-    spaceId: job.space_id,
-    total: job.total,
-    truncated: job.truncated,
-    processed: job.processed,
-    succeeded: job.succeeded,
-    failed: job.failed,
-    skipped: job.skipped,
-    failures,
-    createdAt: job.created_at.toISOString(),
-    startedAt: job.started_at?.toISOString() ?? null,
-    finishedAt: job.finished_at?.toISOString() ?? null,
-  };
-}
 
 export async function bulkFailures(knex: Knex, jobId: string): Promise<BulkFailure[]> {
   const rows = await knex('bulk_job_items').where({ job_id: jobId, status: 'failed' }).orderBy('seq').limit(BULK_FAILURES_SHOWN).select('run_id', 'code', 'detail');

@@ -1,9 +1,10 @@
 import { isUniqueViolation } from '../../../shared/db/errors.ts';
 import { EndUser } from '../../../shared/db/models.ts';
 import { problem } from '../../../shared/errors.ts';
+import { endUserDto, endUserSchema } from '../../../shared/identity/model.ts';
 import { newId } from '../../../shared/ids.ts';
 import { defineRoute } from '../../route.ts';
-import { endUserDto, endUserFields, endUserSchema } from './_shared.ts';
+import { endUserFields } from './_shared.ts';
 
 export default defineRoute<{ externalId: string; name: string }>({
   method: 'post',

@@ -1,5 +1,6 @@
+import { endUserDto, endUserSchema } from '../../../shared/identity/model.ts';
 import { defineRoute } from '../../route.ts';
-import { endUserDto, endUserIdParam, endUserSchema, findEndUser } from './_shared.ts';
+import { endUserIdParam, findEndUser } from './_shared.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'get',

@@ -1,7 +1,7 @@
+import { endUserDto, endUserSchema } from '../../../shared/identity/model.ts';
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
-import { endUserDto, endUserSchema } from './_shared.ts';
 
 export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }>({
   method: 'get',

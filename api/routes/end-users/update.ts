@@ -1,8 +1,9 @@
 import { isUniqueViolation } from '../../../shared/db/errors.ts';
 import { EndUser } from '../../../shared/db/models.ts';
 import { problem } from '../../../shared/errors.ts';
+import { endUserDto, endUserSchema } from '../../../shared/identity/model.ts';
 import { defineRoute } from '../../route.ts';
-import { endUserDto, endUserFields, endUserIdParam, endUserSchema, findEndUser } from './_shared.ts';
+import { endUserFields, endUserIdParam, findEndUser } from './_shared.ts';
 
 export default defineRoute<{ externalId?: string; name?: string }, unknown, { id: string }>({
   method: 'patch',

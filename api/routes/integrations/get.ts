@@ -1,8 +1,8 @@
 // GET /api/integrations/{scope}/{name} (DESIGN.md 7): one integration as the space sees it.
+import { integrationRepresentation, integrationSchema } from '../../../shared/integrations/model.ts';
 import { draftEtag } from '../../../shared/packages/etag.ts';
 import { defineRoute } from '../../route.ts';
 import { type PackageParams, packageParams, readablePackage, viewOf } from '../../resources/packages.ts';
-import { integrationRepresentation, integrationSchema } from './_representation.ts';
 
 export default defineRoute<unknown, unknown, PackageParams>({
   method: 'get',

@@ -1,11 +1,11 @@
 // GET /api/integrations (SPEC 4.7, DESIGN.md 7): integrations visible from the space, offset pages.
+import { integrationRepresentation, integrationSchema } from '../../../shared/integrations/model.ts';
 import type { PackageRow } from '../../../shared/packages/types.ts';
 import { visiblePackagesQuery } from '../../../shared/packages/visibility.ts';
 import { limitFrom, offsetQuery, setOffsetLinks } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { viewOf } from '../../resources/packages.ts';
-import { integrationRepresentation, integrationSchema } from './_representation.ts';
 
 const list = listOf(integrationSchema);
 const integrationListResponse = {

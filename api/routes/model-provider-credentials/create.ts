@@ -1,11 +1,12 @@
 import { isUniqueViolation } from '../../../shared/db/errors.ts';
 import { problem } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
+import { credentialDto, credentialSchema } from '../../../shared/models/model.ts';
 import type { CredentialRow, ModelProvider } from '../../../shared/models/resolve.ts';
 import { assertModelUrl } from '../../resources/models.ts';
 import { sealKey } from '../../resources/secrets.ts';
 import { defineRoute } from '../../route.ts';
-import { credentialDto, credentialFields, credentialSchema } from './_shared.ts';
+import { credentialFields } from './_shared.ts';
 
 interface Body {
   name: string;

@@ -1,6 +1,7 @@
+import { credentialDto, credentialSchema } from '../../../shared/models/model.ts';
 import { orgCredential } from '../../resources/models.ts';
 import { defineRoute } from '../../route.ts';
-import { credentialDto, credentialSchema, idParams } from './_shared.ts';
+import { idParams } from './_shared.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'get',

@@ -1,8 +1,8 @@
+import { credentialDto, credentialSchema } from '../../../shared/models/model.ts';
 import type { CredentialRow } from '../../../shared/models/resolve.ts';
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
-import { credentialDto, credentialSchema } from './_shared.ts';
 
 export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }>({
   method: 'get',

@@ -1,11 +1,12 @@
 import { isUniqueViolation } from '../../../shared/db/errors.ts';
 import { problem } from '../../../shared/errors.ts';
 import { assertKeyFollowsDestination } from '../../../shared/models/key-destination.ts';
+import { credentialDto, credentialSchema } from '../../../shared/models/model.ts';
 import type { CredentialRow } from '../../../shared/models/resolve.ts';
 import { assertModelUrl } from '../../resources/models.ts';
 import { sealKey } from '../../resources/secrets.ts';
 import { defineRoute } from '../../route.ts';
-import { credentialDto, credentialFields, credentialSchema, idParams } from './_shared.ts';
+import { credentialFields, idParams } from './_shared.ts';
 
 export default defineRoute<Record<string, any>, unknown, { id: string }>({
   method: 'patch',

@@ -1,8 +1,9 @@
 import type { NotificationRow } from '../../../shared/notifications/create.ts';
+import { notificationDto, notificationSchema } from '../../../shared/notifications/model.ts';
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
-import { callerNotifications, notificationDto, notificationSchema } from './_shared.ts';
+import { callerNotifications } from './_shared.ts';
 
 export default defineRoute<unknown, { unread?: boolean; limit?: number; startingAfter?: string; endingBefore?: string }>({
   method: 'get',

@@ -1,6 +1,7 @@
 import type { NotificationRow } from '../../../shared/notifications/create.ts';
+import { notificationDto, notificationSchema } from '../../../shared/notifications/model.ts';
 import { defineRoute } from '../../route.ts';
-import { callerNotifications, findCallerNotification, notificationDto, notificationIdParam, notificationSchema } from './_shared.ts';
+import { callerNotifications, findCallerNotification, notificationIdParam } from './_shared.ts';
 
 export default defineRoute<{ read: boolean }, unknown, { id: string }>({
   method: 'patch',

@@ -1,5 +1,6 @@
+import { bulkJobSchema } from '../../../shared/runs/bulk-model.ts';
 import { defineRoute } from '../../route.ts';
-import { bulkJobSchema, findBulkJob } from './_bulk.ts';
+import { findBulkJob } from './_bulk.ts';
 
 export default defineRoute<unknown, unknown, { jobId: string }>({
   method: 'get',

@@ -1,6 +1,7 @@
 import type { BulkFilter } from '../../../shared/runs/bulk.ts';
+import { bulkJobSchema } from '../../../shared/runs/bulk-model.ts';
 import { defineRoute } from '../../route.ts';
-import { bulkBodySchema, bulkDescription, bulkJobSchema, createBulkJob } from './_bulk.ts';
+import { bulkBodySchema, bulkDescription, createBulkJob } from './_bulk.ts';
 
 export default defineRoute<{ filter: BulkFilter }>({
   method: 'post',

@@ -1,36 +1,12 @@
-// Schedules (SPEC 2.8): the wire shape, the body fields, and the space's schedule lookup.
+// Schedules (SPEC 2.8): the body fields, and the space's schedule lookup (the wire shape is
+// shared/schedules/model.ts).
 import type { Knex } from 'knex';
 import { problem } from '../../../shared/errors.ts';
 import type { ResolvedAgent } from '../../../shared/packages/resolve-agent.ts';
-import type { ScheduleRow } from '../../../shared/schedules/model.ts';
+import { type ScheduleWithPackage, scheduleDto } from '../../../shared/schedules/model.ts';
 import { nextRunAt } from '../../../shared/schedules/temporal.ts';
 import { runInput } from '../../../shared/validation.ts';
 import type { AppContext } from '../../context.ts';
-import { dateTime } from '../../schemas.ts';
-
-/** A schedule row with its package's '@scope/name' parts. */
-export type ScheduleWithPackage = ScheduleRow & { scope: string; pkg_name: string };
-
-export const scheduleSchema = {
-  type: 'object',
-  required: ['object', 'id', 'name', 'packageId', 'spaceId', 'enabled', 'disabled_reason', 'cron_expression', 'timezone', 'input', 'next_run_at', 'created_by', 'createdAt', 'updatedAt'],
-  properties: {
-    object: { const: 'schedule' },
-    id: { type: 'string', pattern: '^sch_' },
-    name: { type: 'string' },
-    packageId: { type: 'string', description: "The agent, '@scope/name'" },
-    spaceId: { type: 'string' },
-    enabled: { type: 'boolean' },
-    disabled_reason: { type: ['string', 'null'], description: 'Why the service disabled it (its creator lost access); null when enabled' },
-    cron_expression: { type: 'string' },
-    timezone: { type: 'string', description: 'IANA time zone the cron expression is read in' },
-    input: { type: 'object' },
-    next_run_at: { type: ['string', 'null'], format: 'date-time', description: 'Next fire time in UTC, as Temporal computes it; null when disabled or never again' },
-    created_by: { type: 'string', description: 'The user the scheduled runs execute as' },
-    createdAt: dateTime,
-    updatedAt: dateTime,
-  },
-};
 
 export const scheduleFields = {
   name: { type: 'string', minLength: 1, maxLength: 200 },
@@ -45,25 +21,6 @@ export const scheduleFields = {
 } as const;
 
 export const scheduleIdParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1 } } } as const;
-
-export function scheduleDto(s: ScheduleWithPackage, next: Date | null) {
-  return {
-    object: 'schedule' as const,
-    id: s.id,
-    name: s.name,
-    packageId: `${s.scope}/${s.pkg_name}`,
-    spaceId: s.space_id,
-    enabled: s.enabled,
-    disabled_reason: s.disabled_reason,
-    cron_expression: s.cron_expression,
-    timezone: s.timezone,
-    input: s.input,
-    next_run_at: next?.toISOString() ?? null,
-    created_by: s.created_by,
-    createdAt: s.created_at.toISOString(),
-    updatedAt: s.updated_at.toISOString(),
-  };
-}
 
 /** Schedules of the caller's space, joined to their package. */
 export function spaceSchedules(ctx: AppContext): Knex.QueryBuilder {

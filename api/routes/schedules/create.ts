@@ -1,12 +1,12 @@
 import { problem } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import { resolveAgent } from '../../../shared/packages/resolve-agent.ts';
-import type { ScheduleRow } from '../../../shared/schedules/model.ts';
+import { type ScheduleRow, scheduleDto, scheduleSchema } from '../../../shared/schedules/model.ts';
 import { checkCron, checkTimezone } from '../../../shared/schedules/spec.ts';
 import { createTemporalSchedule, deleteTemporalSchedule, nextRunAt } from '../../../shared/schedules/temporal.ts';
 import { defineRoute } from '../../route.ts';
 import { agentPathParams } from '../../resources/launch.ts';
-import { requireSchedulingRights, scheduleDto, scheduleFields, scheduleInput, scheduleSchema } from './_shared.ts';
+import { requireSchedulingRights, scheduleFields, scheduleInput } from './_shared.ts';
 
 interface Body {
   name: string;

@@ -1,5 +1,6 @@
+import { scheduleSchema } from '../../../shared/schedules/model.ts';
 import { defineRoute } from '../../route.ts';
-import { findSchedule, scheduleDtos, scheduleIdParam, scheduleSchema } from './_shared.ts';
+import { findSchedule, scheduleDtos, scheduleIdParam } from './_shared.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'get',

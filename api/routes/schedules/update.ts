@@ -1,12 +1,12 @@
 import { problem } from '../../../shared/errors.ts';
 import { resolveAgent } from '../../../shared/packages/resolve-agent.ts';
 import { creatorCanRun } from '../../../shared/schedules/access.ts';
-import type { ScheduleRow } from '../../../shared/schedules/model.ts';
+import { type ScheduleRow, scheduleSchema } from '../../../shared/schedules/model.ts';
 import { checkCron, checkTimezone } from '../../../shared/schedules/spec.ts';
 import { syncTemporalSchedule } from '../../../shared/schedules/temporal.ts';
 import { defineRoute } from '../../route.ts';
 import { scheduleAuthority } from './_ownership.ts';
-import { findSchedule, requireSchedulingRights, scheduleDtos, scheduleFields, scheduleIdParam, scheduleInput, scheduleSchema } from './_shared.ts';
+import { findSchedule, requireSchedulingRights, scheduleDtos, scheduleFields, scheduleIdParam, scheduleInput } from './_shared.ts';
 
 interface Body {
   name?: string;

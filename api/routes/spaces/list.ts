@@ -1,5 +1,5 @@
 import type { Space } from '../../../shared/db/models.ts';
-import { isOrgAdmin } from '../../../shared/identity/tenancy.ts';
+import { enterableSpaces } from '../../../shared/identity/tenancy.ts';
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
@@ -20,17 +20,8 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
   async handler(ctx, { query }) {
     const auth = ctx.state.auth!;
     const { org, orgRole } = ctx.state.tenancy!;
-    const q = ctx.services.knex('spaces').where('org_id', org!.id);
     const pinned = boundSpaceId(auth);
-    if (pinned) {
-      q.where('id', pinned);
-    } else {
-      q.where((w) => {
-        w.where({ kind: 'personal', owner_user_id: auth.userId });
-        if (isOrgAdmin(orgRole)) w.orWhereNot('kind', 'personal');
-        else w.orWhereIn('id', ctx.services.knex('space_members').select('space_id').where({ user_id: auth.userId }));
-      });
-    }
+    const q = pinned ? ctx.services.knex('spaces').where('org_id', org!.id).where('id', pinned) : enterableSpaces(ctx.services.knex, org!.id, auth.userId, orgRole);
     const { rows, hasMore } = await cursorPage<Space>(ctx, q, { limit: limitFrom(query.limit, 20, 100), startingAfter: query.startingAfter, endingBefore: query.endingBefore });
     ctx.body = { object: 'list', data: rows.map(spaceDto), hasMore };
   },

@@ -1,57 +1,11 @@
 // Uploads (SPEC 4.8, DESIGN.md 7): a declared file waiting for its bytes at a one-hour upload
 // URL, then for a run input to take it. Rows carry owner columns as runs do, and are visible
-// as runs are (api/resources/runs.ts).
+// as runs are (api/resources/runs.ts). The row and its wire shape are shared/files/model.ts.
 import { problem } from '../../../shared/errors.ts';
-import type { OwnerColumns } from '../../../shared/runs/model.ts';
+import type { UploadRow } from '../../../shared/files/model.ts';
 import type { AppContext } from '../../context.ts';
 import { canReadRun } from '../../../shared/runs/visibility.ts';
 import { runAudience } from '../../resources/runs.ts';
-
-export interface UploadRow extends OwnerColumns {
-  id: string;
-  name: string;
-  content_type: string;
-  /** bigint: pg hands it back as a string. */
-  size: string | number;
-  token_hash: string;
-  /** Where the bytes are once completed (the successful PUT's own key). */
-  storage_key: string;
-  sha256: string | null;
-  completed_at: Date | null;
-  expires_at: Date;
-  created_at: Date;
-}
-
-
-export function uploadDto(row: UploadRow) {
-  return {
-    object: 'upload' as const,
-    id: row.id,
-    name: row.name,
-    contentType: row.content_type,
-    size: Number(row.size),
-    completed: row.completed_at !== null,
-    sha256: row.sha256,
-    expiresAt: row.expires_at.toISOString(),
-    createdAt: row.created_at.toISOString(),
-  };
-}
-
-export const uploadSchema = {
-  type: 'object',
-  required: ['object', 'id', 'name', 'contentType', 'size', 'completed', 'sha256', 'expiresAt', 'createdAt'],
-  properties: {
-    object: { const: 'upload' },
-    id: { type: 'string', pattern: '^upl_' },
-    name: { type: 'string' },
-    contentType: { type: 'string' },
-    size: { type: 'integer', minimum: 1 },
-    completed: { type: 'boolean', description: 'Whether the bytes were received' },
-    sha256: { type: ['string', 'null'], description: 'Hex SHA-256 of the bytes, once completed' },
-    expiresAt: { type: 'string', format: 'date-time', description: 'When the upload URL stops working and an unused upload lapses' },
-    createdAt: { type: 'string', format: 'date-time' },
-  },
-} as const;
 
 const CTL = '\\u0000-\\u001F\\u007F';
 /** A file name, not a path: no `/`, `\`, control characters, and not `.` or `..` (no lookahead, for generators). */

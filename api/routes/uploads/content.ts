@@ -1,9 +1,10 @@
 import { sha256Hex } from '../../../shared/crypto.ts';
 import { problem } from '../../../shared/errors.ts';
+import { type UploadRow, uploadDto, uploadSchema } from '../../../shared/files/model.ts';
 import { SizeMismatchError } from '../../../shared/files/storage.ts';
 import { newToken } from '../../../shared/ids.ts';
 import { defineRoute } from '../../route.ts';
-import { type UploadRow, formatBytes, uploadDto, uploadSchema } from './_shared.ts';
+import { formatBytes } from './_shared.ts';
 
 const gone = () => problem('upload_link_gone', 'This upload URL is unknown, expired, or already used; create a new upload');
 

@@ -3,10 +3,10 @@ import { problem } from '../../../shared/errors.ts';
 import { newId, newToken } from '../../../shared/ids.ts';
 import { defineRoute } from '../../route.ts';
 import { launcherOf } from '../../resources/launch.ts';
-import { orgBytesInUse } from '../../../shared/files/model.ts';
+import { orgBytesInUse, type UploadRow, uploadDto, uploadSchema } from '../../../shared/files/model.ts';
 import { UPLOAD_TTL_MS } from '../../../shared/files/expiry.ts';
 import { SAFE_NAME_RULE, unsafeNameReason } from '../../../shared/files/confine.ts';
-import { type UploadRow, fileNameSchema, formatBytes, mimeTypeSchema, uploadDto, uploadSchema } from './_shared.ts';
+import { fileNameSchema, formatBytes, mimeTypeSchema } from './_shared.ts';
 
 interface Body {
   name: string;

@@ -1,5 +1,6 @@
+import { uploadDto, uploadSchema } from '../../../shared/files/model.ts';
 import { defineRoute } from '../../route.ts';
-import { findVisibleUpload, uploadDto, uploadSchema } from './_shared.ts';
+import { findVisibleUpload } from './_shared.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'get',

@@ -3,27 +3,11 @@
 import { problem } from '../../../shared/errors.ts';
 import { findSpace, spaceScopes } from '../../../shared/identity/tenancy.ts';
 import { intersect, type Scope } from '../../../shared/permissions.ts';
+import type { WebhookRow } from '../../../shared/webhooks/model.ts';
 import type { AppContext } from '../../context.ts';
 import { boundSpaceId, credentialScopes } from '../../middleware/authenticate.ts';
 
 export type WebhookAction = 'read' | 'write' | 'delete';
-
-export interface WebhookRow {
-  id: string;
-  org_id: string;
-  level: 'space' | 'org';
-  space_id: string | null;
-  url: string;
-  events: string[];
-  package_id: string | null;
-  payload_mode: 'full' | 'summary';
-  enabled: boolean;
-  secret_enc: string;
-  secret_previous_enc: string | null;
-  rotation_window_ends_at: Date | null;
-  created_at: Date;
-  updated_at: Date;
-}
 
 /** What the caller holds in a space of the organization (nothing outside a key's own space). */
 export async function scopesInSpace(ctx: AppContext, spaceId: string): Promise<ReadonlySet<Scope>> {
@@ -52,42 +36,5 @@ export async function webhookFor(ctx: AppContext, id: string, action: WebhookAct
   }
   return hook;
 }
-
-export function webhookDto(h: WebhookRow) {
-  return {
-    object: 'webhook' as const,
-    id: h.id,
-    level: h.level,
-    spaceId: h.space_id,
-    url: h.url,
-    events: h.events,
-    packageId: h.package_id,
-    payloadMode: h.payload_mode,
-    enabled: h.enabled,
-    rotationWindowEndsAt: h.rotation_window_ends_at?.toISOString() ?? null,
-    createdAt: h.created_at.toISOString(),
-    updatedAt: h.updated_at.toISOString(),
-  };
-}
-
-export const webhookSchema = {
-  type: 'object',
-  required: ['object', 'id', 'level', 'spaceId', 'url', 'events', 'packageId', 'payloadMode', 'enabled'],
-  properties: {
-    object: { const: 'webhook' },
-    id: { type: 'string', pattern: '^wh_' },
-    level: { enum: ['space', 'org'] },
-    spaceId: { type: ['string', 'null'] },
-    url: { type: 'string' },
-    events: { type: 'array', items: { type: 'string' } },
-    packageId: { type: ['string', 'null'] },
-    payloadMode: { enum: ['full', 'summary'] },
-    enabled: { type: 'boolean' },
-    secret: { type: 'string', pattern: '^whsec_', description: 'Returned on create only' },
-    rotationWindowEndsAt: { type: ['string', 'null'], format: 'date-time' },
-    createdAt: { type: 'string', format: 'date-time' },
-    updatedAt: { type: 'string', format: 'date-time' },
-  },
-};
 
 export const webhookIdParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1 } } } as const;

@@ -2,9 +2,10 @@ import { WEBHOOK_EVENT_TYPES } from '../../../shared/events/publish.ts';
 import { problem } from '../../../shared/errors.ts';
 import { newId } from '../../../shared/ids.ts';
 import { encryptSecret } from '../../../shared/secrets.ts';
+import { type WebhookRow, webhookDto, webhookSchema } from '../../../shared/webhooks/model.ts';
 import { generateWebhookSecret } from '../../../shared/webhooks/signature.ts';
 import { defineRoute } from '../../route.ts';
-import { allowed, type WebhookRow, webhookDto, webhookSchema } from './_access.ts';
+import { allowed } from './_access.ts';
 import { assertWebhookUrl } from './_url.ts';
 
 export const MAX_WEBHOOKS_PER_SCOPE = 20;

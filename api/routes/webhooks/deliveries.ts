@@ -1,24 +1,8 @@
+import { type WebhookDeliveryRow, webhookDeliveryDto, webhookDeliverySchema } from '../../../shared/webhooks/model.ts';
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { webhookFor, webhookIdParam } from './_access.ts';
-
-const deliverySchema = {
-  type: 'object',
-  required: ['object', 'id', 'eventId', 'eventType', 'status', 'statusCode', 'latency', 'attempt', 'error', 'createdAt'],
-  properties: {
-    object: { const: 'webhook_delivery' },
-    id: { type: 'string' },
-    eventId: { type: 'string' },
-    eventType: { type: 'string' },
-    status: { enum: ['success', 'failed'] },
-    statusCode: { type: ['integer', 'null'] },
-    latency: { type: 'integer', description: 'milliseconds' },
-    attempt: { type: 'integer' },
-    error: { type: ['string', 'null'] },
-    createdAt: { type: 'string', format: 'date-time' },
-  },
-};
 
 export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }, { id: string }>({
   method: 'get',
@@ -33,12 +17,12 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
   params: webhookIdParam,
   // endingBefore too: the helper's rel=prev links use it.
   query: { type: 'object', properties: cursorQuery },
-  responses: { 200: { description: 'Page of deliveries', schema: listOf(deliverySchema) } },
+  responses: { 200: { description: 'Page of deliveries', schema: listOf(webhookDeliverySchema) } },
   async handler(ctx, { params, query }) {
     const hook = await webhookFor(ctx, params.id, 'read');
     const { knex } = ctx.services;
     const limit = limitFrom(query.limit, 20, 100);
-    const { rows: page, hasMore } = await cursorPage<{ id: string; created_at: Date; [k: string]: any }>(ctx, knex('webhook_deliveries').where({ webhook_id: hook.id }), {
+    const { rows: page, hasMore } = await cursorPage<WebhookDeliveryRow>(ctx, knex('webhook_deliveries').where({ webhook_id: hook.id }), {
       limit,
       startingAfter: query.startingAfter,
       endingBefore: query.endingBefore,
@@ -46,18 +30,7 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
     ctx.body = {
       object: 'list',
       hasMore,
-      data: page.map((d) => ({
-        object: 'webhook_delivery',
-        id: d.id,
-        eventId: d.event_id,
-        eventType: d.event_type,
-        status: d.status,
-        statusCode: d.status_code,
-        latency: d.latency_ms,
-        attempt: d.attempt,
-        error: d.error,
-        createdAt: d.created_at.toISOString(),
-      })),
+      data: page.map(webhookDeliveryDto),
     };
   },
 });

@@ -1,5 +1,6 @@
+import { webhookDto, webhookSchema } from '../../../shared/webhooks/model.ts';
 import { defineRoute } from '../../route.ts';
-import { webhookDto, webhookFor, webhookIdParam, webhookSchema } from './_access.ts';
+import { webhookFor, webhookIdParam } from './_access.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'get',

@@ -1,8 +1,9 @@
 import { problem } from '../../../shared/errors.ts';
+import { type WebhookRow, webhookDto, webhookSchema } from '../../../shared/webhooks/model.ts';
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
-import { allowed, type WebhookRow, webhookDto, webhookSchema } from './_access.ts';
+import { allowed } from './_access.ts';
 import { boundSpaceId } from '../../middleware/authenticate.ts';
 
 export default defineRoute<unknown, { spaceId?: string; all?: boolean; limit?: number; startingAfter?: string; endingBefore?: string }>({

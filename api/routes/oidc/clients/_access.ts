@@ -1,7 +1,7 @@
-// Who may see and change an OAuth client (DESIGN.md section 7), and its representation. Every
-// client belongs to the organization that manages it; a space-level one is visible only to
-// callers who can act in its space (an API key: its own space), an instance-level one is
-// changed only by an organization owner's session.
+// Who may see and change an OAuth client (DESIGN.md section 7), and the fields a request sets
+// (its representation is shared/oidc/model.ts). Every client belongs to the organization that
+// manages it; a space-level one is visible only to callers who can act in its space (an API key:
+// its own space), an instance-level one is changed only by an organization owner's session.
 import { problem } from '../../../../shared/errors.ts';
 import { findSpace, spaceScopes } from '../../../../shared/identity/tenancy.ts';
 import { type ClientLevel, OIDC_SCOPES, type OAuthClientRow, redirectUriProblem, scopesBeyondLevel } from '../../../../shared/oidc/clients.ts';
@@ -87,42 +87,5 @@ export const clientFields = {
   },
   allowSignup: { type: 'boolean', description: 'Space level: a first sign-in creates the end-user. No effect at other levels.' },
 } as const;
-
-export function clientDto(row: OAuthClientRow) {
-  return {
-    id: row.id,
-    client_id: row.client_id,
-    name: row.name,
-    level: row.level,
-    orgId: row.org_id,
-    spaceId: row.space_id,
-    redirect_uris: row.redirect_uris,
-    scopes: row.scopes,
-    allowSignup: row.allow_signup,
-    public: row.client_secret_sealed === null,
-    createdAt: row.created_at.toISOString(),
-    updatedAt: row.updated_at.toISOString(),
-  };
-}
-
-export const clientSchema = {
-  type: 'object',
-  required: ['id', 'client_id', 'name', 'level', 'orgId', 'spaceId', 'redirect_uris', 'scopes', 'allowSignup', 'public', 'createdAt', 'updatedAt'],
-  properties: {
-    id: { type: 'string', pattern: '^oac_' },
-    client_id: { type: 'string' },
-    client_secret: { type: 'string', description: 'Returned on create only, and only to a confidential client' },
-    name: { type: 'string' },
-    level: { enum: ['instance', 'org', 'space'] },
-    orgId: { type: ['string', 'null'], description: 'The managing organization' },
-    spaceId: { type: ['string', 'null'] },
-    redirect_uris: { type: 'array', items: { type: 'string' } },
-    scopes: { type: 'array', items: { type: 'string' } },
-    allowSignup: { type: 'boolean' },
-    public: { type: 'boolean', description: 'No secret: token_endpoint_auth_method none, PKCE only' },
-    createdAt: { type: 'string', format: 'date-time' },
-    updatedAt: { type: 'string', format: 'date-time' },
-  },
-};
 
 export const clientIdParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1 } } } as const;

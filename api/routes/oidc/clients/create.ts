@@ -1,12 +1,13 @@
 import { problem } from '../../../../shared/errors.ts';
 import { newId, newToken, randomBase62 } from '../../../../shared/ids.ts';
 import { type ClientLevel, type OAuthClientRow, permissionScopes } from '../../../../shared/oidc/clients.ts';
+import { clientDto, clientSchema } from '../../../../shared/oidc/model.ts';
 import { boundSpaceId } from '../../../middleware/authenticate.ts';
 import { SPACE_ID } from '../../../middleware/tenancy.ts';
 import type { AppContext } from '../../../context.ts';
 import { sealKey } from '../../../resources/secrets.ts';
 import { defineRoute } from '../../../route.ts';
-import { assertMayManageInstanceClients, assertRedirectUris, assertScopesForLevel, canActInSpace, clientDto, clientFields, clientSchema } from './_access.ts';
+import { assertMayManageInstanceClients, assertRedirectUris, assertScopesForLevel, canActInSpace, clientFields } from './_access.ts';
 
 interface Body {
   name: string;

@@ -1,5 +1,6 @@
+import { clientDto, clientSchema } from '../../../../shared/oidc/model.ts';
 import { defineRoute } from '../../../route.ts';
-import { clientDto, clientFor, clientIdParam, clientSchema } from './_access.ts';
+import { clientFor, clientIdParam } from './_access.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'get',

@@ -1,8 +1,9 @@
 import type { OAuthClientRow } from '../../../../shared/oidc/clients.ts';
+import { clientDto, clientSchema } from '../../../../shared/oidc/model.ts';
 import { cursorPage, cursorQuery, limitFrom } from '../../../pagination.ts';
 import { defineRoute } from '../../../route.ts';
 import { listOf } from '../../../schemas.ts';
-import { canActInSpace, clientDto, clientSchema } from './_access.ts';
+import { canActInSpace } from './_access.ts';
 
 export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }>({
   method: 'get',

@@ -1,6 +1,7 @@
 import { type OAuthClientRow, permissionScopes, revokeClientGrants } from '../../../../shared/oidc/clients.ts';
+import { clientDto, clientSchema } from '../../../../shared/oidc/model.ts';
 import { defineRoute } from '../../../route.ts';
-import { assertRedirectUris, assertScopesForLevel, clientDto, clientFields, clientFor, clientIdParam, clientSchema } from './_access.ts';
+import { assertRedirectUris, assertScopesForLevel, clientFields, clientFor, clientIdParam } from './_access.ts';
 
 interface Body {
   name?: string;

@@ -1,11 +1,11 @@
 // The integration representation (DESIGN.md 7): the SPEC 2.11 package representation plus the
 // auths a connection can use, as names and kinds only. Never a secret: no credential value, no
-// login request (its body may template credentials), no OAuth client.
-import { integrationOf } from '../../../shared/integrations/auths.ts';
-import { type ViewContext, packageRepresentation } from '../../../shared/packages/representation.ts';
-import type { PackageRow } from '../../../shared/packages/types.ts';
-import { packageSchema } from '../../../shared/packages/model.ts';
-import type { JsonSchema } from '../../route.ts';
+// login request (its body may template credentials), no OAuth client. Its response schema
+// beside the function that fills it; the row is the package's (shared/packages/types.ts).
+import { type ViewContext, packageRepresentation } from '../packages/representation.ts';
+import type { PackageRow } from '../packages/types.ts';
+import { packageSchema } from '../packages/model.ts';
+import { integrationOf } from './auths.ts';
 
 /** Auths come from the manifest in force for connections: the latest published version, else the draft. */
 export async function integrationRepresentation(v: ViewContext, pkg: PackageRow) {
@@ -16,7 +16,7 @@ export async function integrationRepresentation(v: ViewContext, pkg: PackageRow)
   };
 }
 
-export const integrationSchema: JsonSchema = {
+export const integrationSchema: Record<string, unknown> = {
   ...packageSchema,
   required: [...((packageSchema.required as string[]) ?? []), 'auths'],
   properties: {
