@@ -3,10 +3,11 @@
 // published schemas are exactly the ones enforced.
 import type { Scope } from '../shared/permissions.ts';
 import type { ModuleName } from '../shared/modules.ts';
+import type { JsonSchema } from '../shared/json-schema.ts';
 import type { AppContext } from './context.ts';
 import type { RateLimitRule } from './rate-limiters.ts';
 
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema };
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface ResponseDef {

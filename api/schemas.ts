@@ -1,5 +1,6 @@
 // Schemas shared by several routes; each is published once under components in OpenAPI.
 import { SCOPES, ORG_ROLES, SPACE_ROLES } from '../shared/permissions.ts';
+export { dateTime } from '../shared/json-schema.ts';
 import type { JsonSchema } from './route.ts';
 
 export const email = { type: 'string', format: 'email', maxLength: 254 } as const;
@@ -8,7 +9,6 @@ export const name = { type: 'string', minLength: 1, maxLength: 200 } as const;
 export const scope = { type: 'string', enum: [...SCOPES] } as const;
 export const orgRole = { type: 'string', enum: [...ORG_ROLES] } as const;
 export const spaceRole = { type: 'string', enum: [...SPACE_ROLES] } as const;
-export const dateTime = { type: 'string', format: 'date-time' } as const;
 
 export const problemSchema: JsonSchema = {
   type: 'object',

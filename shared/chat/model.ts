@@ -1,6 +1,7 @@
 // Chat sessions and messages (shared/chat/README.md): rows, their wire shapes and schemas, shared
 // by the routes, the turn activity and the realtime fan-out.
 import type { RunUsage } from '../runs/model.ts';
+import { dateTime } from '../json-schema.ts';
 
 export interface ChatSessionRow {
   id: string;
@@ -70,7 +71,6 @@ export function chatMessageDto(row: ChatMessageRow) {
   };
 }
 
-const dateTime = { type: 'string', format: 'date-time' } as const;
 const usageSchema = {
   type: 'object',
   required: ['inputTokens', 'outputTokens', 'costUsd'],

@@ -4,9 +4,7 @@
 // the console and the OpenAPI document present them one way.
 import type { ApiKey, CustomRole, EndUser, Space } from '../db/models.ts';
 import { SCOPES } from '../permissions.ts';
-
-type JsonSchema = Record<string, unknown>;
-const dateTime = { type: 'string', format: 'date-time' } as const;
+import { type JsonSchema, dateTime } from '../json-schema.ts';
 
 export const userSchema: JsonSchema = {
   type: 'object',

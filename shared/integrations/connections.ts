@@ -4,6 +4,7 @@
 import type { Knex } from 'knex';
 import { decryptSecret, encryptSecret } from '../secrets.ts';
 import type { Integration, IntegrationAuth } from './auths.ts';
+import { dateTime } from '../json-schema.ts';
 
 /** Who owns a connection: a person, or the end-user a key acts for (Service-User). */
 export interface ConnectionOwner {
@@ -46,8 +47,6 @@ export function connectionDto(row: ConnectionRow) {
     updatedAt: row.updated_at.toISOString(),
   };
 }
-
-const dateTime = { type: 'string', format: 'date-time' } as const;
 
 /** The wire shape of `connectionDto`, published on every route that answers a connection. */
 export const connectionSchema = {

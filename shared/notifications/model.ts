@@ -1,8 +1,7 @@
 // How a notification looks to its recipient (`/api/notifications`): the response schema beside
 // the DTO that fills it. The row and its types are create.ts's, where notifications are written.
 import { NOTIFICATION_TYPES, type NotificationRow } from './create.ts';
-
-const dateTime = { type: 'string', format: 'date-time' } as const;
+import { dateTime } from '../json-schema.ts';
 
 export function notificationDto(row: NotificationRow) {
   return {

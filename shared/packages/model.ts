@@ -2,8 +2,8 @@
 // the other package types (SPEC 2.11). The rows they describe (PackageRow, PackageVersionRow) stay
 // in types.ts, which some thirty files import; the DTOs that fill these schemas are built by
 // representation.ts from those rows.
+import { nullableDateTime } from '../json-schema.ts';
 
-const dateTime = { type: ['string', 'null'], format: 'date-time' } as const;
 const nullableString = { type: ['string', 'null'] } as const;
 const object = { type: 'object' } as const;
 const nullableObject = { type: ['object', 'null'] } as const;
@@ -32,7 +32,7 @@ export const agentSchema = {
     definition: { ...object, description: 'Draft manifest' },
     manifest: { ...nullableObject, description: 'Manifest of the latest published version' },
     prompt: { type: 'string', description: 'Draft prompt.md' },
-    updatedAt: dateTime,
+    updatedAt: nullableDateTime,
     input: {
       type: 'object',
       properties: {
@@ -58,7 +58,7 @@ export const agentSchema = {
       properties: {
         id: { type: 'string' },
         status: { type: 'string' },
-        started_at: { ...dateTime, type: ['string', 'null'] },
+        started_at: { ...nullableDateTime, type: ['string', 'null'] },
         duration: { type: ['integer', 'null'], description: 'Milliseconds; null until the run finishes, and for a run that never started' },
       },
     },
@@ -90,8 +90,8 @@ export const packageSchema = {
     manifest_name: { type: 'string' },
     ...homeFields,
     agents: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, display_name: nullableString } } },
-    createdAt: dateTime,
-    updatedAt: dateTime,
+    createdAt: nullableDateTime,
+    updatedAt: nullableDateTime,
   },
 };
 

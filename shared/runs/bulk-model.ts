@@ -3,9 +3,8 @@
 // with. The rows and the job's operations are bulk.ts's.
 import { BULK_MAX_IDS, BULK_MAX_RUNS, type BulkFailure, type BulkJobRow } from './bulk.ts';
 import { RUN_STATUSES } from './model.ts';
+import { type JsonSchema, dateTime } from '../json-schema.ts';
 
-type JsonSchema = Record<string, unknown>;
-const dateTime = { type: 'string', format: 'date-time' } as const;
 const statusEnum = { type: 'string', enum: [...RUN_STATUSES] } as const;
 
 export const bulkFilterSchema: JsonSchema = {

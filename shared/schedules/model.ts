@@ -1,5 +1,6 @@
 // Schedule rows (SPEC 2.8): the Temporal Schedule of the same id fires `scheduledRun`. Their
 // wire shape and the DTO that fills it, one shape wherever a schedule is presented.
+import { dateTime } from '../json-schema.ts';
 export interface ScheduleRow {
   /** sch_..., also the Temporal Schedule id */
   id: string;
@@ -21,8 +22,6 @@ export interface ScheduleRow {
 
 /** A schedule row with its package's '@scope/name' parts. */
 export type ScheduleWithPackage = ScheduleRow & { scope: string; pkg_name: string };
-
-const dateTime = { type: 'string', format: 'date-time' } as const;
 
 export const scheduleSchema = {
   type: 'object',
