@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import { modelDispatcher } from '../shared/models/outbound.ts';
 import { NO_MODEL_CONFIGURED, resolveModel } from '../shared/models/resolve.ts';
 import { withRunId } from '../shared/observability/context.ts';
+import { skillFiles } from '../shared/packages/store.ts';
 import type { ResolvedAgent } from '../shared/packages/resolve-agent.ts';
 import { HEARTBEAT_TIMEOUT_SECONDS } from '../shared/runs/attempts.ts';
 import { sandboxStarted } from '../temporal/contract/runs.ts';
@@ -19,11 +20,13 @@ import { loadRunWithAgent } from './load-run.ts';
 import { collectOutputFiles, inputFilesOf, prepareRunFiles } from './run-files.ts';
 import { endRun, startRun } from './run-state.ts';
 import { inSandboxSession } from './sandbox/session.ts';
-import { type SandboxMode, sandboxModeHere } from './sandbox/spawn.ts';
+import { type SandboxMode, sandboxModeFor, sandboxModeHere } from './sandbox/spawn.ts';
+import { materializeSkills } from './sandbox/skills.ts';
 import { apiIntegrations } from './sidecar/api-call.ts';
 import { RunJournal } from './sidecar/journal.ts';
 import { McpTools } from './sidecar/mcp-tools.ts';
 import { Sidecar } from './sidecar/server.ts';
+import { runsCode } from './sidecar/workspace-tools.ts';
 
 /**
  * An attempt that ended with an output: none when the attempt wrote the run's success itself,
@@ -161,8 +164,10 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     if (isTerminal(run.status)) throw failure(`The run already ended ${run.status}`);
     if (!agent) throw failure(`Version ${run.package_version} of the agent is no longer available`);
     const memoryKey = actorKey(run);
+    // An agent that runs code gets its whole workspace, its skills' files in it (DESIGN.md 9).
+    const code = runsCode(agent);
     // What the run needs, read at once: reads only, nothing to release when one fails.
-    const [model, journal, pins, apis, inputFiles] = await Promise.all([
+    const [model, journal, pins, apis, inputFiles, skills] = await Promise.all([
       resolveModel(knex, config, run.org_id),
       RunJournal.load(knex, runId, attempt, config.runCheckpoints),
       loadPins(knex, agent.packageId, memoryKey),
@@ -170,13 +175,16 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       // decrypted in the sidecar, per call, and never reach the sandbox.
       apiIntegrations(knex, run, agent),
       inputFilesOf(knex, run.id),
+      code ? skillFiles(knex, run.org_id, agent.skills) : [],
     ]);
     if (!model) throw failure(NO_MODEL_CONFIGURED, 'NoModel');
+    // Refused here, before the run is marked running, when no sandbox may start for this agent
+    // (no bwrap; or commands of its own without cgroup ceilings, SANDBOX_LIMITS).
+    const sandboxMode = sandboxModeFor(agent.runtimeTools, config.sandboxLimits);
     // This attempt holds a worker slot: the run is `running` from now on (every attempt says so,
     // in case an earlier one was lost before it could; written before the sandbox goes), and
     // runAgent starts its timeout on the signal, which need not hold the sandbox back: should it
     // fail, the sandbox is stopped and the attempt fails with it.
-    const sandboxMode = sandboxModeHere();
     let announceFailed: ApplicationFailure | undefined;
     const announced = announceStart(runId).then(
       () => undefined,
@@ -199,10 +207,16 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       });
       session.defer(() => dispatcher.close());
       // A warm sandbox when one waits: its mounts are this run's folders from here on.
-      const workspace = await prepareRunFiles(deps.files, run, inputFiles, config.fileMaxBytes, session.warmFolder()).catch((err: Error) => {
+      const layout = { code, diskMb: config.platformRunLimits.agent_disk_ceiling_mb };
+      const workspace = await prepareRunFiles(deps.files, run, inputFiles, config.fileMaxBytes, session.warmFolder({ code }), layout).catch((err: Error) => {
         throw failure(`The run's input files could not be prepared: ${err.message}`);
       });
       session.defer(() => workspace.remove());
+      if (code && workspace.skillsDir) {
+        await materializeSkills(workspace.skillsDir, skills).catch((err: Error) => {
+          throw failure(`The agent's skills could not be put in its workspace: ${err.message}`);
+        });
+      }
       const sidecar = new Sidecar(
         { run, agent, model, pins, actorKey: memoryKey, apiIntegrations: apis, files: workspace.info },
         {
@@ -218,6 +232,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
         },
       );
       const startedAt = await marked;
+      sidecar.setDeadline((startedAt ?? new Date()).getTime() + run.timeout_seconds * 1000);
       await session.start(sidecar, workspace);
       const stopIfUnannounced = announced.then(() => announceFailed && session.stop());
       const end = await session.supervise({

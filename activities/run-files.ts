@@ -1,6 +1,7 @@
 // A run's files in the sandbox (DESIGN.md 7). Before the sandbox starts, the run's input files
 // are copied from the file storage into a host folder mounted read-only at /workspace/input
-// (`<field>/<name>`), and an empty folder is mounted writable at /workspace/output. When the
+// (`<field>/<name>`), and an empty folder is mounted writable at /workspace/output (inside the
+// agent's whole workspace when it runs code: sandbox/workspace.ts). When the
 // attempt ends, what the agent wrote there becomes files of the run, bounded in count and bytes
 // and within the organization's storage quota; the run log says what was kept and what not.
 // Every path here is built from names a tenant chose (field and file names) with `pathUnder`, and
@@ -20,7 +21,8 @@ import type { FileStorage } from '../shared/files/storage.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
 import type { RunRow } from '../shared/runs/model.ts';
 import { newId } from '../shared/ids.ts';
-import { SANDBOX_UID } from './sandbox/spawn.ts';
+import { SANDBOX_UID, sandboxModeHere } from './sandbox/spawn.ts';
+import { makeSandboxFolders, newCodeRoot, removeSandboxFolders, type SandboxFolders, sandboxFoldersOf } from './sandbox/workspace.ts';
 
 /** At most this many files a run writes are kept. */
 export const OUTPUT_MAX_FILES = 20;
@@ -36,9 +38,7 @@ export interface RunFilesInfo {
   maxOutputBytes: number;
 }
 
-export interface RunWorkspace {
-  inputDir: string;
-  outputDir: string;
+export interface RunWorkspace extends SandboxFolders {
   info: RunFilesInfo;
   remove(): Promise<void>;
 }
@@ -68,25 +68,9 @@ export function inputFilesOf(knex: Knex, runId: string): Promise<FileRow[]> {
 
 const asRoot = () => process.getuid?.() === 0;
 
-/**
- * Makes `root`/input (read-only at /workspace/input) and `root`/output (/workspace/output), both
- * the sandbox uid's when the worker is root. A warm sandbox's are made before its run
- * (sandbox/pool.ts).
- */
-export async function makeWorkspaceDirs(root: string): Promise<{ inputDir: string; outputDir: string }> {
-  const inputDir = path.join(root, 'input');
-  const outputDir = path.join(root, 'output');
-  await fs.promises.mkdir(inputDir, { mode: 0o755 });
-  await fs.promises.mkdir(outputDir, { mode: 0o700 });
-  // The sandbox's uid may traverse the root and write in its two folders, nothing else. The input
-  // folder is its so that the input files are written as that uid (writeAsSandboxUser); the
-  // sandbox mounts it read-only.
-  if (asRoot()) {
-    await fs.promises.chown(inputDir, SANDBOX_UID, SANDBOX_UID);
-    await fs.promises.chown(outputDir, SANDBOX_UID, SANDBOX_UID);
-    await fs.promises.chmod(root, 0o755);
-  }
-  return { inputDir, outputDir };
+/** Makes `root`/input and `root`/output for a sandbox that mounts them (sandbox/workspace.ts, the files layout). */
+export function makeWorkspaceDirs(root: string): Promise<SandboxFolders> {
+  return makeSandboxFolders(root, { code: false, diskMb: 0 });
 }
 
 // Makes the field's folder unless it is there (never through a link) and creates the file, which
@@ -124,8 +108,10 @@ async function writeAsSandboxUser(dir: string, name: string, body: Readable): Pr
 
 /**
  * Copies the run's input files (`rows`) out of storage into the folders the sandbox mounts:
- * new ones, or those `root` already holds (a warm sandbox's, made by makeWorkspaceDirs).
- * `remove` removes `root` with everything in it.
+ * new ones (the code layout with `layout.code`: sandbox/workspace.ts), or those `root` already
+ * holds (a warm sandbox's). The input folder is the sandbox uid's, so that the input files are
+ * written as that uid (writeAsSandboxUser); the sandbox mounts it read-only. `remove` removes
+ * `root` with everything in it.
  */
 export async function prepareRunFiles(
   storage: FileStorage,
@@ -133,11 +119,13 @@ export async function prepareRunFiles(
   rows: Array<Pick<FileRow, 'id' | 'field' | 'name' | 'storage_key'>>,
   maxOutputBytes: number,
   root?: string,
+  layout: { code: boolean; diskMb: number } = { code: false, diskMb: 0 },
 ): Promise<RunWorkspace> {
-  const dir = root ?? (await fs.promises.mkdtemp(path.join(os.tmpdir(), 'run-files-')));
-  const remove = () => fs.promises.rm(dir, { recursive: true, force: true });
+  const dir = root ?? (layout.code ? await newCodeRoot() : await fs.promises.mkdtemp(path.join(os.tmpdir(), 'run-files-')));
+  const remove = () => removeSandboxFolders(dir);
   try {
-    const { inputDir, outputDir } = root ? { inputDir: path.join(dir, 'input'), outputDir: path.join(dir, 'output') } : await makeWorkspaceDirs(dir);
+    const folders = root ? sandboxFoldersOf(root) : await makeSandboxFolders(dir, { ...layout, processMode: layout.code && sandboxModeHere() === 'process' });
+    const { inputDir } = folders;
     const inputs: RunFilesInfo['inputs'] = {};
     const names = new Map<string, Set<string>>();
     // The stored input lists a field's files in the order given: their paths follow it.
@@ -158,7 +146,7 @@ export async function prepareRunFiles(
       }
       if (paths.length) inputs[field] = Array.isArray(value) ? paths : paths[0];
     }
-    return { inputDir, outputDir, info: { inputs, maxOutputFiles: OUTPUT_MAX_FILES, maxOutputBytes }, remove };
+    return { ...folders, info: { inputs, maxOutputFiles: OUTPUT_MAX_FILES, maxOutputBytes }, remove };
   } catch (err) {
     await remove();
     throw err;
@@ -206,6 +194,13 @@ export async function collectOutputFiles(
   outputDir: string,
 ): Promise<FileRow[]> {
   const { knex, storage } = deps;
+  // In an agent's own workspace (it runs code) output/ is the agent's too: it may have removed it,
+  // or put a link there, which would lead this worker's reads to a folder of its host.
+  const folder = await fs.promises.lstat(outputDir).catch(() => undefined);
+  if (!folder?.isDirectory()) {
+    await appendRunLog(knex, run.id, { level: 'warn', type: 'files', message: `Not kept: ${OUTPUT_MOUNT} is not a folder (the agent removed or replaced it)` });
+    return [];
+  }
   const entries = (await fs.promises.readdir(outputDir, { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1));
   const skipped: string[] = [];
   const candidates: Array<{ name: string; size: number; file: string; ino: number }> = [];

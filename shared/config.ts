@@ -14,6 +14,8 @@ const MiB = 1024 * 1024;
 
 /** SANDBOX_MODE: `bwrap` (required) or `process` (no isolation). */
 export type SandboxSetting = 'bwrap' | 'process';
+/** SANDBOX_LIMITS: `required` (agents that run commands need cgroup ceilings) or `none`. */
+export type SandboxLimitsSetting = 'required' | 'none';
 
 /** SPEC 8.3: PLATFORM_RUN_LIMITS. */
 export interface PlatformRunLimits {
@@ -22,6 +24,10 @@ export interface PlatformRunLimits {
   max_concurrent_per_org: number;
   agent_memory_ceiling_mb: number;
   agent_cpu_ceiling: number;
+  /** DESIGN.md 9: the run cgroup's pids.max (processes and threads of the sandbox). */
+  agent_pids_ceiling: number;
+  /** DESIGN.md 9: MiB an agent that runs code may write in its /workspace, output/ included. */
+  agent_disk_ceiling_mb: number;
 }
 /** SPEC 8.4: INLINE_RUN_LIMITS. */
 export interface InlineRunLimits {
@@ -47,21 +53,27 @@ export interface CredentialProxyLimits {
   session_ttl_seconds: number;
 }
 
+export const PLATFORM_RUN_LIMITS_DEFAULTS: PlatformRunLimits = {
+  timeout_ceiling_seconds: 1800,
+  per_org_global_rate_per_min: 200,
+  max_concurrent_per_org: 50,
+  agent_memory_ceiling_mb: 1536,
+  agent_cpu_ceiling: 2,
+  agent_pids_ceiling: 256,
+  agent_disk_ceiling_mb: 512,
+};
+
 const jsonSettings = {
   PLATFORM_RUN_LIMITS: {
-    defaults: {
-      timeout_ceiling_seconds: 1800,
-      per_org_global_rate_per_min: 200,
-      max_concurrent_per_org: 50,
-      agent_memory_ceiling_mb: 1536,
-      agent_cpu_ceiling: 2,
-    } satisfies PlatformRunLimits,
+    defaults: PLATFORM_RUN_LIMITS_DEFAULTS,
     types: {
       timeout_ceiling_seconds: 'posint',
       per_org_global_rate_per_min: 'posint',
       max_concurrent_per_org: 'posint',
       agent_memory_ceiling_mb: 'posint',
       agent_cpu_ceiling: 'posnumber',
+      agent_pids_ceiling: 'posint',
+      agent_disk_ceiling_mb: 'posint',
     },
   },
   INLINE_RUN_LIMITS: {
@@ -343,6 +355,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * start; `process` runs every agent without isolation, with a warning at start and on each run.
      */
     sandboxMode: oneOf<SandboxSetting>(env, 'SANDBOX_MODE', ['bwrap', 'process'], 'bwrap'),
+    /**
+     * DESIGN.md 9: `required` refuses runs of agents that run commands (`bash`) on a worker that
+     * cannot hold them to memory, CPU and pids ceilings (no writable cgroups); `none` runs them.
+     */
+    sandboxLimits: oneOf<SandboxLimitsSetting>(env, 'SANDBOX_LIMITS', ['required', 'none'], 'required'),
     inlineRunLimits: parseJsonSetting('INLINE_RUN_LIMITS', env.INLINE_RUN_LIMITS) as InlineRunLimits,
     llmProxyLimits: parseJsonSetting('LLM_PROXY_LIMITS', env.LLM_PROXY_LIMITS) as LlmProxyLimits,
     credentialProxyLimits: parseJsonSetting('CREDENTIAL_PROXY_LIMITS', env.CREDENTIAL_PROXY_LIMITS) as CredentialProxyLimits,

@@ -7,6 +7,9 @@ import path from 'node:path';
 import type {
   ChatMessage,
   FileLimits,
+  LocalBegin,
+  LocalBeginAnswer,
+  LocalEnd,
   ModelAnswer,
   ModelRequest,
   ReplyRequest,
@@ -27,7 +30,15 @@ const net = process.getBuiltinModule('node:net');
 
 // The sidecar's paths (activities/sidecar/protocol.ts). A value the runtime cannot import: this
 // copy is typed by the declaration there, so tsc refuses one that drifts from it.
-const PATHS: SidecarPaths = { run: '/v1/run', model: '/v1/model', tools: '/v1/tools/', reply: '/v1/reply' };
+const PATHS: SidecarPaths = {
+  run: '/v1/run',
+  model: '/v1/model',
+  tools: '/v1/tools/',
+  reply: '/v1/reply',
+  localBegin: '/v1/local/begin',
+  localEnd: '/v1/local/end',
+  apiCall: '/v1/api-call',
+};
 /** An answer but 200 may say why (SidecarError); Node's own refusals say nothing. */
 type Answer<T> = T & Partial<SidecarError>;
 
@@ -155,6 +166,31 @@ function fail(message: string): never {
   process.exit(1);
 }
 
+/** Loaded for an agent that runs code only (DESIGN.md 9): the others never pay for it. */
+let workspaceTools: typeof import('./workspace-tools.ts') | undefined;
+
+/**
+ * A workspace tool call: announced to the sidecar, which answers it from the run's journal when an
+ * earlier attempt completed it (a resumed run does not run a command twice), else carried out
+ * here and its result recorded.
+ */
+async function workspaceTool(id: string, name: string, args: unknown): Promise<string> {
+  const step: LocalBegin = { id, name, arguments: args };
+  const begun = await call<Answer<LocalBeginAnswer>>('POST', PATHS.localBegin, step);
+  if (begun.status !== 200) fail(begun.body.error ?? `the ${step.name} call was refused with ${begun.status}`);
+  if (begun.body.result) return begun.body.result.content;
+  workspaceTools ??= await import('./workspace-tools.ts');
+  let content: string;
+  try {
+    content = await workspaceTools.carryOut(step.name, (args ?? {}) as Record<string, unknown>, { commandId: id, timeoutMs: begun.body.timeoutMs });
+  } catch (err) {
+    content = `${step.name} failed: ${(err as Error).message}`;
+  }
+  const ended = await call<Answer<ToolResult>>('POST', PATHS.localEnd, { ...step, content } satisfies LocalEnd);
+  if (ended.status !== 200) fail(ended.body.error ?? `the ${step.name} result was refused with ${ended.status}`);
+  return ended.body.content;
+}
+
 async function main(): Promise<void> {
   // A chat turn (activities/chat/) brings the conversation so far instead of an input, and ends
   // with the model's text answer, handed to the sidecar as the reply.
@@ -180,12 +216,17 @@ async function main(): Promise<void> {
       continue;
     }
     let done = false;
-    for (const c of calls) {
+    for (const [i, c] of calls.entries()) {
       let args: unknown;
       try {
         args = JSON.parse(c.function.arguments || '{}');
       } catch {
         messages.push({ role: 'tool', tool_call_id: c.id, content: 'The arguments are not valid JSON; call the tool again.' });
+        continue;
+      }
+      if (local.has(c.function.name) && run.workspace) {
+        // The call's id keys its journal step and its command's api-calls: one every provider gives.
+        messages.push({ role: 'tool', tool_call_id: c.id, content: await workspaceTool(c.id || `call_${turn}_${i}`, c.function.name, args) });
         continue;
       }
       if (local.has(c.function.name)) {
@@ -227,9 +268,19 @@ function goSignal(): Promise<void> {
   });
 }
 
-goSignal()
-  .then(main)
-  .then(
-    () => process.exit(0),
-    (err) => fail(`runtime error: ${(err as Error).message}`),
-  );
+if (process.argv[2] === '--api-call') {
+  // `api-call` run by a command (runtime-files.ts): the same client of the sidecar's socket.
+  import('./api-call.ts')
+    .then((cli) => cli.apiCallCommand(process.argv.slice(3), (request) => call('POST', PATHS.apiCall, request)))
+    .catch((err: Error) => {
+      process.stderr.write(`api-call: ${err.message}\n`);
+      process.exitCode = 1;
+    });
+} else {
+  goSignal()
+    .then(main)
+    .then(
+      () => process.exit(0),
+      (err) => fail(`runtime error: ${(err as Error).message}`),
+    );
+}

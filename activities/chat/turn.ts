@@ -12,13 +12,19 @@ import { modelDispatcher } from '../../shared/models/outbound.ts';
 import { NO_MODEL_CONFIGURED, resolveModel } from '../../shared/models/resolve.ts';
 import { addUsage, NO_USAGE } from '../../shared/models/usage.ts';
 import { agentForRun } from '../../shared/packages/resolve-agent.ts';
+import { skillFiles } from '../../shared/packages/store.ts';
 import { HEARTBEAT_TIMEOUT_SECONDS } from '../../shared/runs/attempts.ts';
 import { loadPins, userActorKey } from '../../shared/runs/memory.ts';
 import type { RunUsage } from '../../shared/runs/model.ts';
 import type { ActivityDeps } from '../deps.ts';
 import { inSandboxSession } from '../sandbox/session.ts';
+import { SandboxUnavailableError, sandboxModeFor } from '../sandbox/spawn.ts';
+import { materializeSkills } from '../sandbox/skills.ts';
+import { codeFolders } from '../sandbox/workspace.ts';
+import { fileToolsOf } from '../sidecar/file-tools.ts';
 import type { ChatMessage } from '../sidecar/protocol.ts';
 import { systemPrompt } from '../sidecar/server.ts';
+import { runsCode } from '../sidecar/workspace-tools.ts';
 import { ChatSidecar } from './sidecar.ts';
 
 const CHAT_FINISH = 'You are in a conversation with a person. Answer their last message in plain text.';
@@ -107,15 +113,43 @@ export function createChatActivities(deps: ActivityDeps) {
       } catch (err) {
         return storeReply(knex, sessionId, messageId, failed(`The model cannot be called: ${(err as Error).message}`));
       }
+      // An agent that runs code has its workspace tools here too (DESIGN.md 9), under the same
+      // ceilings as in its runs; its workspace lasts the turn.
+      const code = runsCode(agent);
+      let processMode = false;
+      if (code) {
+        try {
+          processMode = sandboxModeFor(agent.runtimeTools, config.sandboxLimits) === 'process';
+        } catch (err) {
+          await dispatcher.close();
+          if (err instanceof SandboxUnavailableError) return storeReply(knex, sessionId, messageId, failed(err.message));
+          throw err;
+        }
+      }
+      const tools = code ? fileToolsOf(agent) : [];
       const sidecar = new ChatSidecar(
-        { messageId, system: systemPrompt(agent, pins, [], CHAT_FINISH), conversation, model },
+        {
+          messageId,
+          system: systemPrompt(agent, pins, tools, CHAT_FINISH, { returned: false, integrations: [] }),
+          conversation,
+          model,
+          tools,
+          endsAt: Date.now() + session.turn_timeout_seconds * 1000,
+        },
         { dispatcher, maxRequestBytes: config.llmProxyLimits.max_request_bytes, log },
       );
       // In a warm sandbox when one waits, as a run: it serves this turn only. A draining worker
       // stops the sandbox; the turn starts over on another worker.
       const end = await inSandboxSession({ kind: 'chat turn', name: messageId, logFields: { sessionId, messageId }, ctx }, deps, async (turn) => {
         turn.defer(() => dispatcher.close());
-        await turn.start(sidecar);
+        let folders: Awaited<ReturnType<typeof codeFolders>>['folders'] | undefined;
+        if (code) {
+          const workspace = await codeFolders(turn.warmFolder({ code }), { diskMb: config.platformRunLimits.agent_disk_ceiling_mb, processMode });
+          turn.defer(() => workspace.remove());
+          folders = workspace.folders;
+          await materializeSkills(folders.skillsDir!, await skillFiles(knex, session.org_id, agent.skills));
+        }
+        await turn.start(sidecar, folders);
         return turn.supervise({ progress: () => ({ modelCalls: sidecar.modelCalls }), timeoutMs: session.turn_timeout_seconds * 1000 });
       });
       if (sidecar.reply !== undefined) {

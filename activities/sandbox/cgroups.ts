@@ -1,5 +1,8 @@
-// Memory and CPU ceilings per run through cgroups where the host lets us write them (v2, else
-// v1); otherwise the sandbox relies on the runtime's own heap limit.
+// Memory, CPU and process-count ceilings per run through cgroups where the host lets us write
+// them (v2, else v1); otherwise the sandbox relies on the runtime's own heap limit. Every process
+// the sandbox starts is in its run's cgroup (the shell joins it before exec), so the ceilings hold
+// for whatever the agent runs: pids.max counts its threads and processes together, and a fork
+// bomb stops at it while other runs go on.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -27,6 +30,29 @@ export function detectCgroupMode(): CgroupMode {
   return detected;
 }
 
+/** Whether a pids ceiling can be set: the v2 controller, or a writable v1 hierarchy. */
+function pidsControllable(mode: CgroupMode): boolean {
+  if (mode === 'cgroup-v2') return readOr(path.join(ROOT, 'cgroup.controllers')).split(/\s+/).includes('pids');
+  return mode === 'cgroup-v1' && writable(path.join(ROOT, 'pids'));
+}
+
+/**
+ * The ceilings sandboxes on this worker lack, for a person ('memory', 'CPU', 'pids'): agents that
+ * run code need all three (sandbox/limits.ts).
+ */
+export function missingCeilings(): string[] {
+  const mode = detectCgroupMode();
+  if (mode === 'none') return ['memory', 'CPU', 'pids'];
+  return pidsControllable(mode) ? [] : ['pids'];
+}
+
+export interface RunCgroupLimits {
+  memoryMb: number;
+  cpus: number;
+  /** pids.max: processes and threads together; unset, none. */
+  pids?: number;
+}
+
 export interface RunCgroup {
   mode: CgroupMode;
   /** Files the sandboxed process writes its own pid into before exec. */
@@ -37,13 +63,13 @@ export interface RunCgroup {
 
 function enableV2Controllers(dir: string): void {
   try {
-    fs.writeFileSync(path.join(dir, 'cgroup.subtree_control'), '+memory +cpu');
+    fs.writeFileSync(path.join(dir, 'cgroup.subtree_control'), `+memory +cpu${pidsControllable('cgroup-v2') ? ' +pids' : ''}`);
   } catch {
     // Already enabled, or delegated by the parent: creation below fails loudly if not.
   }
 }
 
-export function createRunCgroup(name: string, limits: { memoryMb: number; cpus: number }, ownerUid: number): RunCgroup {
+export function createRunCgroup(name: string, limits: RunCgroupLimits, ownerUid: number): RunCgroup {
   const mode = detectCgroupMode();
   const bytes = String(limits.memoryMb * 1024 * 1024);
   const quota = Math.max(1000, Math.round(limits.cpus * 100_000));
@@ -59,6 +85,7 @@ export function createRunCgroup(name: string, limits: { memoryMb: number; cpus: 
       fs.writeFileSync(path.join(dir, 'memory.swap.max'), '0');
     } catch {}
     fs.writeFileSync(path.join(dir, 'cpu.max'), `${quota} 100000`);
+    if (limits.pids && pidsControllable(mode)) fs.writeFileSync(path.join(dir, 'pids.max'), String(limits.pids));
     fs.chownSync(path.join(dir, 'cgroup.procs'), ownerUid, ownerUid);
     return {
       mode,
@@ -78,13 +105,20 @@ export function createRunCgroup(name: string, limits: { memoryMb: number; cpus: 
     } catch {}
     fs.writeFileSync(path.join(cpu, 'cpu.cfs_period_us'), '100000');
     fs.writeFileSync(path.join(cpu, 'cpu.cfs_quota_us'), String(quota));
-    for (const d of [mem, cpu]) fs.chownSync(path.join(d, 'cgroup.procs'), ownerUid, ownerUid);
+    const dirs = [mem, cpu];
+    if (limits.pids && pidsControllable(mode)) {
+      const pids = path.join(ROOT, 'pids', PARENT, name);
+      fs.mkdirSync(pids, { recursive: true });
+      fs.writeFileSync(path.join(pids, 'pids.max'), String(limits.pids));
+      dirs.push(pids);
+    }
+    for (const d of dirs) fs.chownSync(path.join(d, 'cgroup.procs'), ownerUid, ownerUid);
     return {
       mode,
-      procsFiles: [path.join(mem, 'cgroup.procs'), path.join(cpu, 'cgroup.procs')],
+      procsFiles: dirs.map((d) => path.join(d, 'cgroup.procs')),
       oomKilled: () => /oom_kill [1-9]/.test(readOr(path.join(mem, 'memory.oom_control'))),
       remove: async () => {
-        await Promise.all([rmdirQuietly(mem), rmdirQuietly(cpu)]);
+        await Promise.all(dirs.map(rmdirQuietly));
       },
     };
   }
@@ -97,7 +131,8 @@ export function createRunCgroup(name: string, limits: { memoryMb: number; cpus: 
  */
 export function removeStaleCgroups(stale: (name: string) => boolean): void {
   const mode = detectCgroupMode();
-  const parents = mode === 'cgroup-v2' ? [path.join(ROOT, PARENT)] : mode === 'cgroup-v1' ? [path.join(ROOT, 'memory', PARENT), path.join(ROOT, 'cpu', PARENT)] : [];
+  const v1 = ['memory', 'cpu', 'pids'].map((hierarchy) => path.join(ROOT, hierarchy, PARENT));
+  const parents = mode === 'cgroup-v2' ? [path.join(ROOT, PARENT)] : mode === 'cgroup-v1' ? v1 : [];
   for (const parent of parents) {
     let names: string[];
     try {

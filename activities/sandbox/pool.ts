@@ -4,23 +4,25 @@
 // every sandbox (spawn.ts: the same namespaces, read-only root, uid, empty environment and cgroup
 // ceilings): each serves exactly one run or turn and is destroyed when it ends; a replacement
 // starts as one is taken. Per-run mounts are made with the sandbox: its own folder holds sidecar/ (bound at
-// /sidecar), input/ (/workspace/input, read-only) and output/ (/workspace/output), and the run
-// fills them at hand-over. Killed when the worker shuts down (and with it: --die-with-parent).
+// /sidecar) and the workspace folders (workspace.ts: the code layout, so that an agent that runs
+// code is served warm too, sized to `agent_disk_ceiling_mb`), and the run fills them at hand-over. Killed when the worker shuts down (and with it: --die-with-parent).
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Config } from '../../shared/config.ts';
 import type { Logger } from '../../shared/log.ts';
-import { makeWorkspaceDirs } from '../run-files.ts';
 import { removeStaleCgroups } from './cgroups.ts';
-import { RUNTIME_ENTRY, type Sandbox, spawnSandbox } from './spawn.ts';
+import { RUNTIME_ENTRY, type Sandbox, sandboxModeHere, spawnSandbox } from './spawn.ts';
+import { leftByGoneWorker, makeSandboxFolders, removeSandboxFolders, removeSandboxFoldersSync } from './workspace.ts';
 
 /** A sandbox waiting for its run, and the folder its mounts come from. */
 export interface WarmSandbox {
   sandbox: Sandbox;
-  /** Holds sidecar/, input/ and output/; removed with the run's workspace. */
+  /** Holds sidecar/ and the workspace folders (workspace.ts); removed with the run's workspace. */
   dir: string;
+  /** Its folders have the code layout (workspace.ts): it may serve an agent that runs code. */
+  code: boolean;
   /** Where the run's sidecar listens (bound at /sidecar). */
   socketDir: string;
   /** Its runtime said `ready` (a sandbox still starting is handed over only when none is). */
@@ -32,6 +34,14 @@ export interface SandboxPoolOptions {
   size: number;
   memoryMb: number;
   cpus: number;
+  /** pids.max of each sandbox's cgroup (spawn.ts). */
+  pids?: number;
+  /**
+   * The disk ceiling of each sandbox's workspace (MiB): its folders get the code layout, so it can
+   * serve an agent that runs code as well as any other. Absent: the files layout, and such agents
+   * start a sandbox of their own.
+   */
+  diskMb?: number;
   log?: Logger;
   /** What node runs; the agent runtime waiting for its go unless a test says otherwise. */
   nodeArgs?: string[];
@@ -47,30 +57,11 @@ const MAX_BACKOFF_MS = 30_000;
 const DIR_PREFIX = 'sandbox-pool-';
 const CGROUP_PREFIX = 'warm-';
 
-function processGone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
-
-/** The pid in `<prefix><pid>-...`, when `name` has that shape. */
-function ownerPid(name: string, prefix: string): number | undefined {
-  const m = new RegExp(`^${prefix}(\\d+)-`).exec(name);
-  return m ? Number(m[1]) : undefined;
-}
-
 function removeLeftovers(): void {
-  const stale = (prefix: string) => (name: string) => {
-    const pid = ownerPid(name, prefix);
-    return pid !== undefined && pid !== process.pid && processGone(pid);
-  };
-  for (const name of fs.readdirSync(os.tmpdir()).filter(stale(DIR_PREFIX))) {
-    fs.rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+  for (const name of fs.readdirSync(os.tmpdir()).filter(leftByGoneWorker(DIR_PREFIX))) {
+    removeSandboxFoldersSync(path.join(os.tmpdir(), name));
   }
-  removeStaleCgroups(stale(CGROUP_PREFIX));
+  removeStaleCgroups(leftByGoneWorker(CGROUP_PREFIX));
 }
 
 export class SandboxPool {
@@ -112,13 +103,15 @@ export class SandboxPool {
   }
 
   /**
-   * A waiting sandbox for one run, ready ones first; undefined when none waits. It never returns
-   * to the pool: its replacement starts now, so that it has the time of a whole run to be ready.
+   * A waiting sandbox for one run, ready ones first; undefined when none waits (with `code`, none
+   * of the code layout). It never returns to the pool: its replacement starts now, so that it has
+   * the time of a whole run to be ready.
    */
-  take(): WarmSandbox | undefined {
+  take(opts: { code?: boolean } = {}): WarmSandbox | undefined {
     if (this.closed) return undefined;
-    let i = this.waiting.findIndex((w) => w.ready && w.sandbox.alive());
-    if (i < 0) i = this.waiting.findIndex((w) => w.sandbox.alive());
+    const fits = (w: WarmSandbox) => w.sandbox.alive() && (w.code || !opts.code);
+    let i = this.waiting.findIndex((w) => w.ready && fits(w));
+    if (i < 0) i = this.waiting.findIndex(fits);
     if (i < 0) return undefined;
     const [taken] = this.waiting.splice(i, 1);
     this.fill();
@@ -133,18 +126,19 @@ export class SandboxPool {
     const ending = this.waiting.splice(0).map(async (w) => {
       w.sandbox.kill();
       await w.sandbox.exited;
-      await fs.promises.rm(w.dir, { recursive: true, force: true });
+      await removeSandboxFolders(w.dir);
     });
     await Promise.all(ending);
   }
 
   private async start(): Promise<void> {
     const dir = await fs.promises.mkdtemp(path.join(os.tmpdir(), `${DIR_PREFIX}${process.pid}-`));
-    const remove = () => fs.promises.rm(dir, { recursive: true, force: true });
+    const remove = () => removeSandboxFolders(dir);
+    const code = this.opts.diskMb !== undefined;
     let sandbox: Sandbox;
     let warm: WarmSandbox;
     try {
-      const files = await makeWorkspaceDirs(dir);
+      const files = await makeSandboxFolders(dir, { code, diskMb: this.opts.diskMb ?? 0, processMode: sandboxModeHere() === 'process' });
       const socketDir = path.join(dir, 'sidecar');
       await fs.promises.mkdir(socketDir, { mode: 0o700 });
       if (this.closed) {
@@ -158,9 +152,10 @@ export class SandboxPool {
         files,
         memoryMb: this.opts.memoryMb,
         cpus: this.opts.cpus,
+        pids: this.opts.pids,
         warm: true,
       });
-      warm = { sandbox, dir, socketDir, ready: false };
+      warm = { sandbox, dir, code, socketDir, ready: false };
     } catch (err) {
       await remove();
       throw err;
@@ -207,7 +202,14 @@ export function workerSandboxPool(config: Config, log: Logger, draining?: AbortS
   const size = Math.min(config.sandboxWarmPool, config.workerMaxConcurrentRuns);
   if (size <= 0) return undefined;
   const limits = config.platformRunLimits;
-  const pool = new SandboxPool({ size, memoryMb: limits.agent_memory_ceiling_mb, cpus: limits.agent_cpu_ceiling, log });
+  const pool = new SandboxPool({
+    size,
+    memoryMb: limits.agent_memory_ceiling_mb,
+    cpus: limits.agent_cpu_ceiling,
+    pids: limits.agent_pids_ceiling,
+    diskMb: limits.agent_disk_ceiling_mb,
+    log,
+  });
   if (draining?.aborted) void pool.close();
   else {
     draining?.addEventListener('abort', () => void pool.close());

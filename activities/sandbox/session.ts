@@ -15,6 +15,7 @@ import type { ActivityDeps } from '../deps.ts';
 import type { WarmSandbox } from './pool.ts';
 import { RUNTIME_ENTRY, SANDBOX_UID, type Sandbox, type SandboxMode, SOCKET_FILE, sandboxExitReason, spawnSandbox } from './spawn.ts';
 import { type Supervised, superviseSandbox } from './supervise.ts';
+import { removeSandboxFolders, type SandboxFolders } from './workspace.ts';
 
 /** What the session needs of a sidecar, a run's (sidecar/server.ts) or a chat turn's (chat/sidecar.ts). */
 export interface SessionSidecar {
@@ -110,15 +111,16 @@ export class SandboxSession {
   }
 
   /**
-   * The folder of the warm sandbox this session takes (pool.ts), when one waits: its input/ and
-   * output/ are mounted already, so a run's files go there. It serves this session only.
+   * The folder of the warm sandbox this session takes (pool.ts), when one waits (with `code`, one
+   * whose folders have the code layout: workspace.ts): its folders are mounted already, so a run's
+   * files go there. It serves this session only. The first call decides.
    */
-  warmFolder(): string | undefined {
+  warmFolder(opts: { code?: boolean } = {}): string | undefined {
     if (!this.tookWarm) {
       this.tookWarm = true;
-      const warm = this.deps.sandboxPool?.take();
+      const warm = this.deps.sandboxPool?.take(opts);
       this.warm = warm;
-      if (warm) this.defer(() => fs.promises.rm(warm.dir, { recursive: true, force: true }));
+      if (warm) this.defer(() => removeSandboxFolders(warm.dir));
     }
     return this.warm?.dir;
   }
@@ -127,7 +129,7 @@ export class SandboxSession {
    * Serves `sidecar` where the runtime reaches it, then hands the work to the warm sandbox or,
    * when none waited (or it ended while waiting), starts one with `files` mounted.
    */
-  async start(sidecar: SessionSidecar, files?: { inputDir: string; outputDir: string }): Promise<void> {
+  async start(sidecar: SessionSidecar, files?: SandboxFolders): Promise<void> {
     const { log, config } = this.deps;
     this.warmFolder();
     const warm = this.warm;
@@ -149,6 +151,7 @@ export class SandboxSession {
         files,
         memoryMb: limits.agent_memory_ceiling_mb,
         cpus: limits.agent_cpu_ceiling,
+        pids: limits.agent_pids_ceiling,
       });
     }
     this.sandbox = sandbox;

@@ -1,33 +1,32 @@
 // The sandbox (DESIGN.md section 3): node runs inside bwrap with every namespace unshared (no
 // network: the sidecar's unix socket is the only way out), a read-only view of the system,
-// a tmpfs workspace as the only writable place, an empty environment and an unprivileged
-// uid. Memory and CPU ceilings come from cgroups where writable; the V8 heap limit applies
-// always. Without bwrap, sandboxes refuse to start, unless the operator sets SANDBOX_MODE=process:
+// a workspace (a tmpfs, or the host folder of an agent that runs code: workspace.ts) as the
+// only writable place, an empty environment and an unprivileged uid, no capability, no nested
+// user namespace and a seccomp filter (seccomp.ts, DESIGN.md 9). Memory, CPU and pids ceilings
+// come from cgroups where writable; the V8 heap limit applies always. Without bwrap, sandboxes refuse to start, unless the operator sets SANDBOX_MODE=process:
 // then the same command runs unisolated, with a loud warning (DESIGN.md 3).
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { stripTypeScriptTypes } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../shared/project-root.ts';
-import type { SandboxSetting } from '../../shared/config.ts';
-import { createRunCgroup, detectCgroupMode, NO_CGROUP, type RunCgroup } from './cgroups.ts';
+import type { Writable } from 'node:stream';
+import { PLATFORM_RUN_LIMITS_DEFAULTS, type SandboxLimitsSetting, type SandboxSetting } from '../../shared/config.ts';
+import { createRunCgroup, detectCgroupMode, missingCeilings, NO_CGROUP, type RunCgroup } from './cgroups.ts';
 import { SANDBOX_UID, SandboxUnavailableError, sandboxNode } from './reachable.ts';
+import { writeRuntimeFiles } from './runtime-files.ts';
+import { sandboxSeccompFilter } from './seccomp.ts';
+import { type SandboxFolders, workspaceEnv, workspaceMounts } from './workspace.ts';
 
 export { SANDBOX_UID, SandboxUnavailableError } from './reachable.ts';
 
 export type SandboxMode = 'bwrap+cgroup-v2' | 'bwrap+cgroup-v1' | 'bwrap' | 'process';
-const RUNTIME_SOURCE = path.join(PROJECT_ROOT, 'activities', 'agent-runtime', 'main.ts');
 
 let runtimeDir: string | undefined;
-/**
- * The runtime with its types stripped once per worker: a sandboxed node then starts plain
- * JavaScript, without loading the TypeScript stripper on every run (about 50 ms each).
- */
+/** The runtime compiled once per worker (runtime-files.ts). */
 function compiledRuntimeDir(): string {
   if (runtimeDir) return runtimeDir;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agent-runtime-'));
-  fs.writeFileSync(path.join(dir, 'main.mjs'), stripTypeScriptTypes(fs.readFileSync(RUNTIME_SOURCE, 'utf8')));
+  writeRuntimeFiles(dir);
   fs.chmodSync(dir, 0o755);
   runtimeDir = dir;
   return dir;
@@ -73,8 +72,28 @@ export const NO_BWRAP_REASON =
 export function sandboxModeHere(): SandboxMode {
   if (setting === 'process') return 'process';
   if (!findBwrap()) throw new SandboxUnavailableError(NO_BWRAP_REASON);
+  sandboxSeccompFilter(); // throws on an architecture it has no numbers for
   const cgroup = detectCgroupMode();
   return cgroup === 'none' ? 'bwrap' : `bwrap+${cgroup}`;
+}
+
+/**
+ * The mode an agent's sandbox gets, as sandboxModeHere; also refuses (SandboxUnavailableError) an
+ * agent that runs commands (`bash` in its runtime_tools) where they would have no memory, CPU or
+ * pids ceiling, unless the operator allows it with SANDBOX_LIMITS=none (DESIGN.md 9).
+ */
+export function sandboxModeFor(runtimeTools: readonly string[], limits: SandboxLimitsSetting): SandboxMode {
+  const mode = sandboxModeHere();
+  if (limits === 'none' || !runtimeTools.includes('bash')) return mode;
+  const missing = mode === 'process' ? ['memory', 'CPU', 'pids'] : missingCeilings();
+  if (missing.length === 0) return mode;
+  const why =
+    mode === 'process'
+      ? 'SANDBOX_MODE=process runs agents outside any cgroup'
+      : `the worker cannot write ${missing.length === 3 ? 'cgroups' : `the ${missing.join(', ')} cgroup`}`;
+  throw new SandboxUnavailableError(
+    `this agent runs commands (bash), and this worker puts no ${missing.join('/')} ceiling on them (${why}), so it refuses the agent: set SANDBOX_LIMITS=none to run such agents without those ceilings`,
+  );
 }
 
 /**
@@ -96,10 +115,12 @@ export interface SandboxOptions {
   nodeArgs: string[];
   /** Host directory holding the sidecar socket; mounted at /sidecar. */
   socketDir?: string;
-  /** Host directories mounted at /workspace/input (read-only) and /workspace/output (activities/run-files.ts). */
-  files?: { inputDir: string; outputDir: string };
+  /** Host folders mounted in /workspace (workspace.ts: the files layout, or the code layout of DESIGN.md 9). */
+  files?: SandboxFolders;
   memoryMb: number;
   cpus: number;
+  /** The cgroup's pids.max (processes and threads); PLATFORM_RUN_LIMITS' default when unset. */
+  pids?: number;
   env?: Record<string, string>;
   /** Started ahead of its run (pool.ts): stdin is a pipe the runtime waits on for the go. Isolation is the same. */
   warm?: boolean;
@@ -137,10 +158,17 @@ function symlinkArgs(): string[] {
   return out;
 }
 
+/** The sandbox's stdio slot bwrap reads the seccomp filter from (a pipe the worker writes it to). */
+const SECCOMP_FD = 3;
+
 function bwrapArgs(opts: SandboxOptions, env: Record<string, string>): string[] {
   const nodeDir = path.dirname(sandboxNode().path);
   const args = [
     '--unshare-all',
+    // A user namespace of its own (bwrap's default only tries one), in which no further one can be
+    // made: nested namespaces would give the agent capabilities over its own.
+    '--unshare-user',
+    '--disable-userns',
     '--die-with-parent',
     '--new-session',
     '--cap-drop',
@@ -159,16 +187,16 @@ function bwrapArgs(opts: SandboxOptions, env: Record<string, string>): string[] 
     '--ro-bind',
     compiledRuntimeDir(),
     '/runtime',
-    '--tmpfs',
-    '/workspace',
+    ...workspaceMounts(opts.files),
     '--chdir',
     '/workspace',
     '--clearenv',
   ];
   if (opts.socketDir) args.push('--bind', opts.socketDir, '/sidecar');
-  if (opts.files) args.push('--ro-bind', opts.files.inputDir, '/workspace/input', '--bind', opts.files.outputDir, '/workspace/output');
   // bwrap builds the new root on a tmpfs; make it read-only so /workspace is the only writable place.
   args.push('--remount-ro', '/');
+  // Loaded by bwrap right before it execs node: every process of the sandbox runs under it.
+  args.push('--seccomp', String(SECCOMP_FD));
   for (const [k, v] of Object.entries(env)) args.push('--setenv', k, v);
   args.push(`/opt/node/${path.basename(sandboxNode().path)}`);
   return args;
@@ -189,16 +217,20 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
   let cgroup: RunCgroup = NO_CGROUP;
   const stdio = [opts.warm ? 'pipe' : 'ignore', 'pipe', 'pipe'] as const;
   if (bwrap) {
-    cgroup = createRunCgroup(opts.name, { memoryMb: opts.memoryMb, cpus: opts.cpus }, SANDBOX_UID);
+    const pids = opts.pids ?? PLATFORM_RUN_LIMITS_DEFAULTS.agent_pids_ceiling;
+    cgroup = createRunCgroup(opts.name, { memoryMb: opts.memoryMb, cpus: opts.cpus, pids }, SANDBOX_UID);
     mode = cgroup.mode === 'none' ? 'bwrap' : (`bwrap+${cgroup.mode}` as SandboxMode);
     const command = [bwrap, ...bwrapArgs(opts, env), ...heap, ...opts.nodeArgs].map(shellQuote).join(' ');
     // The shell joins the cgroups itself, before exec, so nothing runs outside the ceilings.
     const join = cgroup.procsFiles.map((f) => `echo $$ > ${shellQuote(f)} && `).join('');
     child = spawn('/bin/sh', ['-c', `${join}exec ${command}`], {
-      stdio: [...stdio],
+      stdio: [...stdio, 'pipe'], // SECCOMP_FD: the filter, read by bwrap up to its end
       env: {},
       ...(asRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {}),
     });
+    const filter = child.stdio[SECCOMP_FD] as Writable;
+    filter.on('error', () => undefined); // a sandbox that failed to start: its exit says why
+    filter.end(sandboxSeccompFilter());
   } else {
     mode = 'process';
     const runtimeArgs = opts.nodeArgs.map((a) => a.replace(/^\/runtime\//, `${compiledRuntimeDir()}/`));
@@ -211,7 +243,7 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
         SIDECAR_SOCKET: socket,
         HOME: os.tmpdir(),
         TMPDIR: os.tmpdir(),
-        ...(opts.files ? { WORKSPACE_INPUT: opts.files.inputDir, WORKSPACE_OUTPUT: opts.files.outputDir } : {}),
+        ...workspaceEnv(opts.files),
       },
       ...(asRoot ? { uid: SANDBOX_UID, gid: SANDBOX_UID } : {}),
     });

@@ -6,6 +6,7 @@
 import type { ResolvedAgent } from '../../shared/packages/resolve-agent.ts';
 import { fileFields } from '../../shared/files/run-inputs.ts';
 import type { ToolDef } from './providers.ts';
+import { runsCode, WORKSPACE_TOOL_NAMES, WORKSPACE_TOOLS } from './workspace-tools.ts';
 
 export const FILE_TOOL_NAMES = ['list_files', 'read_file', 'write_file'] as const;
 
@@ -48,13 +49,20 @@ const DEFS: Record<(typeof FILE_TOOL_NAMES)[number], ToolDef> = {
 
 /**
  * The file tools the agent gets: those its `runtime_tools` list, plus `list_files` and
- * `read_file` whenever its input takes files (an agent given a file can always read it).
+ * `read_file` whenever its input takes files (an agent given a file can always read it). An
+ * agent that runs code gets `bash` and the file tools over its whole workspace instead.
  */
 export function fileToolsOf(agent: Pick<ResolvedAgent, 'runtimeTools' | 'inputSchema'>): ToolDef[] {
+  if (runsCode(agent)) return WORKSPACE_TOOLS;
   const offered = new Set(agent.runtimeTools);
   if (fileFields(agent.inputSchema).size) {
     offered.add('list_files');
     offered.add('read_file');
   }
   return FILE_TOOL_NAMES.filter((n) => offered.has(n)).map((n) => DEFS[n]);
+}
+
+/** The tools of `agent` the runtime carries out itself (never sent to the sidecar's `tools`). */
+export function localToolNames(agent: Pick<ResolvedAgent, 'runtimeTools'>): readonly string[] {
+  return runsCode(agent) ? WORKSPACE_TOOL_NAMES : FILE_TOOL_NAMES;
 }

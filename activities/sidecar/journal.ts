@@ -6,14 +6,29 @@
 // twice. Only calls cut off by the loss itself are made again.
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import type { RunUsage } from '../../shared/runs/model.ts';
 
-export type StepKind = 'model' | 'tool';
+/**
+ * `program`: a call a program in the sandbox made while a command ran (`api-call`, DESIGN.md 9).
+ * Programs need not ask in the runtime's order (a command that ran again may ask other things),
+ * so their steps are answered by request (a key naming the command and the call's ordinal in it,
+ * with the call itself), wherever they are in the journal, and the runtime's own steps pass them by.
+ */
+export type StepKind = 'model' | 'tool' | 'program';
 
 interface Step {
   kind: StepKind;
   name: string;
   requestHash: string;
   response: unknown;
+  /** A program step this attempt was answered from already. */
+  answered?: boolean;
+}
+
+/** When a step began, and what a model call spent (migration 028). */
+export interface StepTiming {
+  startedAt?: Date;
+  usage?: RunUsage;
 }
 
 /** The checkpoint no longer matches what the runtime asks: resuming would change the run. */
@@ -40,7 +55,10 @@ export class RunJournal {
   private readonly steps: Step[];
   /** False when RUN_CHECKPOINTS is off: effects are written, answers are not kept. */
   private readonly keep: boolean;
+  /** The runtime's next step in `steps`. */
   private next = 0;
+  /** The seq of the last step written: new ones follow every recorded one. */
+  private written: number;
 
   private constructor(knex: Knex, runId: string, attempt: number, steps: Step[], keep: boolean) {
     this.knex = knex;
@@ -48,6 +66,7 @@ export class RunJournal {
     this.attempt = attempt;
     this.steps = steps;
     this.keep = keep;
+    this.written = steps.length;
   }
 
   static async load(knex: Knex, runId: string, attempt: number, keep = true): Promise<RunJournal> {
@@ -68,6 +87,7 @@ export class RunJournal {
 
   /** The recorded answer when this request was answered before, else undefined (do it now, then `record`). */
   replay(kind: StepKind, name: string, request: unknown): { response: unknown } | undefined {
+    while (this.next < this.steps.length && this.steps[this.next].kind === 'program') this.next++;
     if (this.next >= this.steps.length) return undefined;
     const step = this.steps[this.next];
     if (step.kind !== kind || step.name !== name || step.requestHash !== digest(request)) {
@@ -79,10 +99,29 @@ export class RunJournal {
     return { response: step.response };
   }
 
-  /** Writes a new step's effects and the step itself in one transaction. */
-  async record(kind: StepKind, name: string, request: unknown, response: unknown, effects: (trx: Knex.Transaction) => Promise<void>): Promise<void> {
-    const seq = ++this.next;
-    await this.write(seq, kind, name, request, response, effects).catch((err) => {
+  /** A program's call answered before (kind `program`), found by its request wherever it is; else undefined. */
+  replayProgram(name: string, request: unknown): { response: unknown } | undefined {
+    const hash = digest(request);
+    const step = this.steps.find((s) => s.kind === 'program' && s.name === name && s.requestHash === hash && !s.answered);
+    if (!step) return undefined;
+    step.answered = true;
+    return { response: step.response };
+  }
+
+  /**
+   * Writes a new step's effects and the step itself in one transaction. `timing`: when the step
+   * began and a model call's usage, which the run timeline shows (GET /api/runs/{id}/timeline).
+   */
+  async record(
+    kind: StepKind,
+    name: string,
+    request: unknown,
+    response: unknown,
+    effects: (trx: Knex.Transaction) => Promise<void>,
+    timing: StepTiming = {},
+  ): Promise<void> {
+    const seq = ++this.written;
+    await this.write(seq, kind, name, request, response, effects, timing).catch((err) => {
       if ((err as { code?: string }).code === UNIQUE_VIOLATION && (err as { table?: string }).table === 'run_steps') {
         throw new AttemptSuperseded(`Step ${seq} of run ${this.runId} was recorded by another attempt: attempt ${this.attempt} is superseded`);
       }
@@ -90,7 +129,15 @@ export class RunJournal {
     });
   }
 
-  private async write(seq: number, kind: StepKind, name: string, request: unknown, response: unknown, effects: (trx: Knex.Transaction) => Promise<void>): Promise<void> {
+  private async write(
+    seq: number,
+    kind: StepKind,
+    name: string,
+    request: unknown,
+    response: unknown,
+    effects: (trx: Knex.Transaction) => Promise<void>,
+    timing: StepTiming,
+  ): Promise<void> {
     await this.knex.transaction(async (trx) => {
       await effects(trx);
       if (this.keep) {
@@ -102,6 +149,8 @@ export class RunJournal {
           request_hash: digest(request),
           response: JSON.stringify(response),
           attempt: this.attempt,
+          started_at: timing.startedAt ?? null,
+          usage: timing.usage ? JSON.stringify(timing.usage) : null,
         });
       }
     });

@@ -32,6 +32,12 @@ export const SIDECAR_PATHS = {
   tools: '/v1/tools/',
   /** POST ReplyRequest: a chat turn's answer. */
   reply: '/v1/reply',
+  /** POST LocalBegin: a workspace tool (DESIGN.md 9) the runtime is about to carry out; answered LocalBeginAnswer. */
+  localBegin: '/v1/local/begin',
+  /** POST LocalEnd: its result, journaled with its effects (a command's log line); answered ToolResult. */
+  localEnd: '/v1/local/end',
+  /** POST ProgramApiCall: `api-call` run by a command (agent-runtime/api-call.ts); answered ProgramApiAnswer. */
+  apiCall: '/v1/api-call',
 } as const;
 export type SidecarPaths = typeof SIDECAR_PATHS;
 
@@ -47,9 +53,14 @@ export interface RunSpec {
   input?: unknown;
   conversation?: ChatMessage[];
   maxTurns: number;
-  /** Tools the runtime carries out itself (the file tools): never sent to the sidecar. */
+  /** Tools the runtime carries out itself (the file tools): never sent to `tools`. */
   localTools: string[];
   files?: FileLimits;
+  /**
+   * The agent runs code (DESIGN.md 9): `localTools` are the workspace tools (agent-runtime/
+   * workspace-tools.ts), each call announced (`localBegin`) and its result recorded (`localEnd`).
+   */
+  workspace?: boolean;
 }
 
 export interface ModelRequest {
@@ -70,6 +81,51 @@ export interface ToolResult {
 
 export interface ReplyRequest {
   content: string;
+}
+
+/** A workspace tool call: `id` is the model's tool call id (it keys the call's `api-call`s). */
+export interface LocalBegin {
+  id: string;
+  name: string;
+  arguments: unknown;
+}
+/**
+ * `result`: the call completed in an earlier attempt of the run (its journal), not to be carried
+ * out again. Else carry it out; `timeoutMs` bounds a command (the run's remaining time).
+ */
+export interface LocalBeginAnswer {
+  result?: ToolResult;
+  timeoutMs?: number;
+}
+export interface LocalEnd extends LocalBegin {
+  /** What the tool answers the model. */
+  content: string;
+}
+
+/** What `bash` answers the model, as JSON (DESIGN.md 9); `exit_code` null when killed. */
+export interface CommandResult {
+  exit_code: number | null;
+  stdout: string;
+  stderr: string;
+  truncated: boolean;
+  duration_ms: number;
+}
+
+/** One `api-call` (DESIGN.md 9): `command` is the id of the bash call running it; bodies in base64. */
+export interface ProgramApiCall {
+  command: string;
+  integration: string;
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+/** The target's answer (headers redacted, body redacted when textual, in base64), or why none. */
+export interface ProgramApiAnswer {
+  status?: number;
+  headers?: Record<string, string>;
+  body?: string;
+  refused?: string;
 }
 
 /** The body of any answer but 200: the runtime fails its run with `error`. */

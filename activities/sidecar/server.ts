@@ -13,13 +13,16 @@ import { notifyRunEvent } from '../../shared/runs/events.ts';
 import { appendRunLog, type LogEntryInput, type LogLevel } from '../../shared/runs/logs.ts';
 import type { RunRow } from '../../shared/runs/model.ts';
 import { renderRunPrompt } from '../run-prompt.ts';
-import { type ApiCallContext, type ApiIntegration, apiCall, apiCallTool } from './api-call.ts';
+import { skillPath } from '../sandbox/skills.ts';
+import { type ApiCallContext, type ApiIntegration, apiCall, apiCallForProgram, apiCallTool } from './api-call.ts';
 import type { RunFilesInfo } from '../run-files.ts';
-import { FILE_TOOL_NAMES, fileToolsOf } from './file-tools.ts';
+import { fileToolsOf, localToolNames } from './file-tools.ts';
 import { AttemptSuperseded, JournalMismatch, type RunJournal } from './journal.ts';
 import type { McpTools } from './mcp-tools.ts';
 import { type ChatMessage, type ModelAnswer, type RunSpec, SIDECAR_PATHS, type ToolResult } from './protocol.ts';
 import { complete, ModelCallError, type ToolDef } from './providers.ts';
+import { WorkspaceSteps } from './workspace-steps.ts';
+import { runsCode, workspacePrompt } from './workspace-tools.ts';
 import { sandboxStart } from '../../shared/observability/metrics.ts';
 import { inSpan } from '../../shared/observability/context.ts';
 
@@ -65,22 +68,31 @@ export interface SidecarRun {
 const LOG_LEVELS = ['debug', 'info', 'warn', 'error'];
 const MAX_TURNS = 50;
 
-/** `finish`: how the agent ends its work (a run calls `output`; a chat turn answers in text). */
+/**
+ * `finish`: how the agent ends its work (a run calls `output`; a chat turn answers in text).
+ * `workspace`, for an agent that runs code: whether output/ is returned (a run's is), and the
+ * integrations `api-call` reaches.
+ */
 export function systemPrompt(
   agent: ResolvedAgent,
   pins: string[],
   files: ToolDef[] = [],
   finish = 'When you are done, call the `output` tool with the result; its arguments are the result object itself.',
+  workspace: { returned: boolean; integrations: string[] } = { returned: true, integrations: [] },
 ): string {
   const parts = [agent.prompt.trim()];
+  const code = files.some((t) => t.name === 'bash');
   if (agent.skills.length) {
-    parts.push('# Skills', ...agent.skills.map((s) => `## ${s.name}\n${s.description ? `${s.description}\n\n` : ''}${s.content.trim()}`));
+    // With a shell, a skill's other files (scripts/, references/, ...) are there to use: where.
+    const where = (id: string) => (code ? `Its files: ${skillPath(id)}/ (read-only; SKILL.md and what it refers to)\n\n` : '');
+    parts.push('# Skills', ...agent.skills.map((s) => `## ${s.name}\n${s.description ? `${s.description}\n\n` : ''}${where(s.id)}${s.content.trim()}`));
   }
   if (pins.length) parts.push('# Pinned notes from earlier runs', pins.map((p) => `- ${p}`).join('\n'));
-  if (files.some((t) => t.name === 'read_file')) {
+  if (code) parts.push(workspacePrompt(workspace));
+  else if (files.some((t) => t.name === 'read_file')) {
     parts.push('Input files are under /workspace/input (read-only): the input names their paths. Read them with `read_file`.');
   }
-  if (files.some((t) => t.name === 'write_file')) parts.push('Files you write with `write_file` (under /workspace/output) are returned with the run.');
+  if (!code && files.some((t) => t.name === 'write_file')) parts.push('Files you write with `write_file` (under /workspace/output) are returned with the run.');
   parts.push(finish);
   return parts.join('\n\n');
 }
@@ -179,6 +191,10 @@ export class Sidecar {
   private readonly traceContext = context.active();
   /** When it began listening for the sandbox, until the runtime's first request (agent_sandbox_start_seconds). */
   private listeningAt?: number;
+  /** The workspace tools' steps, for an agent that runs code (workspace-steps.ts). */
+  private readonly workspace?: WorkspaceSteps;
+  /** When the run times out (epoch ms): a command runs no longer. */
+  private endsAt?: number;
 
   constructor(spec: SidecarRun, deps: SidecarDeps) {
     this.spec = spec;
@@ -186,6 +202,15 @@ export class Sidecar {
     this.state = { modelCalls: 0 };
     this.tools = toolDefs(spec.agent, deps.delivery ? spec.apiIntegrations : []);
     if (deps.mcp) this.tools.push(...deps.mcp.defs);
+    if (runsCode(spec.agent)) {
+      const apis = deps.delivery ? (spec.apiIntegrations ?? []) : [];
+      this.workspace = new WorkspaceSteps({
+        run: { id: spec.run.id, knex: deps.knex, journal: deps.journal },
+        deadline: () => this.endsAt,
+        apiCall: apis.length ? (call, logs) => apiCallForProgram(this.apiContext(logs), call) : undefined,
+        noApiCall: "this agent has no integration that offers api_call (its integrations_configuration's tools)",
+      });
+    }
     this.server = http.createServer((req, res) => {
       const handling = this.handle(req, res).catch((err) => {
         if (err instanceof JournalMismatch) this.state.fatalError = err.message;
@@ -202,6 +227,11 @@ export class Sidecar {
     this.server.once('listening', () => {
       this.listeningAt = performance.now();
     });
+  }
+
+  /** When the run times out (its start plus its timeout): bounds its commands. */
+  setDeadline(endsAt: number): void {
+    this.endsAt = endsAt;
   }
 
   async close(): Promise<void> {
@@ -223,17 +253,22 @@ export class Sidecar {
       this.listeningAt = undefined;
     }
     if (req.method === 'GET' && url === SIDECAR_PATHS.run) {
-      const files = this.tools.filter((t) => (FILE_TOOL_NAMES as readonly string[]).includes(t.name));
+      const localNames = localToolNames(agent);
+      const files = this.tools.filter((t) => localNames.includes(t.name));
+      const integrations = this.workspace && this.deps.delivery ? (this.spec.apiIntegrations ?? []).map((i) => i.id) : [];
       return send(res, 200, {
-        system: systemPrompt({ ...agent, prompt: await renderRunPrompt(this.deps.knex, this.spec) }, pins, files),
+        system: systemPrompt({ ...agent, prompt: await renderRunPrompt(this.deps.knex, this.spec) }, pins, files, undefined, { returned: true, integrations }),
         // File fields carry the run's file ids; the agent is shown where the files are.
         input: { ...run.input, ...this.spec.files?.inputs },
         maxTurns: MAX_TURNS,
         localTools: files.map((t) => t.name),
         files: this.spec.files ? { maxOutputFiles: this.spec.files.maxOutputFiles, maxOutputBytes: this.spec.files.maxOutputBytes } : undefined,
+        ...(this.workspace ? { workspace: true } : {}),
       } satisfies RunSpec);
     }
     const body = await readBody(req, this.deps.maxRequestBytes);
+    const local = this.workspace?.route(req.method, url, body, (step) => this.serially(step));
+    if (local) return send(res, 200, await local);
     if (req.method === 'POST' && url === SIDECAR_PATHS.model) return send(res, ...(await this.serially(() => this.model(body.messages))));
     if (req.method === 'POST' && url.startsWith(SIDECAR_PATHS.tools)) {
       const name = decodeURIComponent(url.slice(SIDECAR_PATHS.tools.length));
@@ -252,6 +287,7 @@ export class Sidecar {
     const { run, model } = this.spec;
     const replayed = this.deps.journal.replay('model', model.model, messages);
     if (replayed) return [200, replayed.response];
+    const startedAt = new Date();
     try {
       const call = () => complete(model, messages, this.tools, this.deps.dispatcher, this.abort.signal);
       const attributes = { 'run.id': run.id, 'gen_ai.request.model': model.model, 'gen_ai.system': model.provider };
@@ -263,7 +299,7 @@ export class Sidecar {
         // In the step's transaction: a call a resumed run replays from the journal is never counted twice.
         await addUsage(trx, 'runs', run.id, completion.usage);
         await notifyRunEvent(trx, { kind: 'usage', runId: run.id, orgId: run.org_id, spaceId: run.space_id });
-      });
+      }, { startedAt, usage: completion.usage });
       return [200, answer];
     } catch (err) {
       // Not the run's error: the live attempt carries the run on.
@@ -284,12 +320,13 @@ export class Sidecar {
     // Effects are written with the step, in one transaction: a resumed run neither loses nor repeats them.
     const logs: LogEntryInput[] = [];
     const memory: Array<{ kind: string; content: string }> = [];
+    const startedAt = new Date();
     const result = await this.carryOut(name, args, logs, memory);
     const { run, agent, actorKey } = this.spec;
     await this.deps.journal.record('tool', name, args, result, async (trx) => {
       for (const m of memory) await trx('agent_memory').insert({ org_id: run.org_id, package_id: agent.packageId, actor_key: actorKey, run_id: run.id, ...m });
       for (const entry of logs) await appendRunLog(trx, run.id, entry);
-    });
+    }, { startedAt });
     if (name === 'output') this.state.output = { value: args };
     return result;
   }
@@ -303,19 +340,7 @@ export class Sidecar {
         logs.push({ level: 'info', type: 'output', message: 'The agent produced its output' });
         return { content: 'Output recorded. The run is complete.', done: true };
       case 'api_call':
-        return apiCall(
-          {
-            knex: this.deps.knex,
-            config: this.deps.delivery!,
-            run: this.spec.run,
-            integrations: this.spec.apiIntegrations ?? [],
-            log: async (level, type, message) => {
-              logs.push({ level, type, message });
-            },
-            signal: this.abort.signal,
-          },
-          a,
-        );
+        return apiCall(this.apiContext(logs), a);
       case 'log':
         logs.push({ level: LOG_LEVELS.includes(String(a.level)) ? (a.level as LogLevel) : 'info', type: 'agent', message: String(a.message ?? '') });
         return { content: 'Logged.' };
@@ -327,5 +352,19 @@ export class Sidecar {
         return { content: name === 'pin' ? 'Pinned for later runs.' : 'Noted.' };
       }
     }
+  }
+
+  /** What `api_call` and `api-call` need (api-call.ts); their log lines go to `logs`, written with their step. */
+  private apiContext(logs: LogEntryInput[]): ApiCallContext {
+    return {
+      knex: this.deps.knex,
+      config: this.deps.delivery!,
+      run: this.spec.run,
+      integrations: this.spec.apiIntegrations ?? [],
+      log: async (level, type, message) => {
+        logs.push({ level, type, message });
+      },
+      signal: this.abort.signal,
+    };
   }
 }

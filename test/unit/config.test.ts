@@ -10,6 +10,8 @@ describe('configuration', () => {
       max_concurrent_per_org: 50,
       agent_memory_ceiling_mb: 1536,
       agent_cpu_ceiling: 2,
+      agent_disk_ceiling_mb: 512,
+      agent_pids_ceiling: 256,
     });
     expect(c.inlineRunLimits.retention_days).to.equal(30);
     expect(c.inlineRunLimits.wildcard_uri_allowed).to.equal(false);

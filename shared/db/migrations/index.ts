@@ -28,6 +28,7 @@ import * as m024 from './024_pending_output.ts';
 import * as m025 from './025_secret_destinations.ts';
 import * as m026 from './026_instance_owner.ts';
 import * as m027 from './027_mail_outbox_sealed.ts';
+import * as m028 from './028_run_step_timeline.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -62,6 +63,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '025_secret_destinations': m025,
   '026_instance_owner': m026,
   '027_mail_outbox_sealed': m027,
+  '028_run_step_timeline': m028,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
