@@ -277,7 +277,14 @@ async function main(): Promise<void> {
   const bootstrapToken = await armBootstrap(knex, config.bootstrapToken);
   await knex.destroy();
 
-  const env = { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: temporalAddress, SECRETS_KEY: process.env.SECRETS_KEY || localSecretsKey() };
+  // The dev server's Web UI too: the console links each run to its workflow there.
+  const env = {
+    ...process.env,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: temporalAddress,
+    SECRETS_KEY: process.env.SECRETS_KEY || localSecretsKey(),
+    ...(temporalUi ? { TEMPORAL_UI_URL: temporalUi } : {}),
+  };
   say('Worker: starting...');
   superviseChild('worker', 'workers/main.ts', env);
 

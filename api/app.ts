@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import type { Config } from '../shared/config.ts';
 import { AccessCache } from './access-cache.ts';
+import { consoleApp } from './console/index.ts';
 import { Discovery } from './discovery.ts';
 import { corsFor } from './middleware/cors.ts';
 import { metricsEndpoint, observe } from './middleware/observe.ts';
@@ -46,6 +47,7 @@ export function createApp(resources: Omit<Services, 'accessCache'>, extraRoutes:
   app.use(problems as unknown as Koa.Middleware);
   app.use(corsFor(services.config.trustedOrigins));
   app.use(metricsEndpoint as unknown as Koa.Middleware); // GET /metrics, outside the route table (not in OpenAPI)
+  app.use(consoleApp()); // /console: HTML pages for people, outside the route table (api/console/README.md)
   app.use(routes);
   app.use(allowedMethods());
   return app;

@@ -9,9 +9,16 @@ export function limitFrom(raw: unknown, def: number, max: number): number {
   return Number.isInteger(n) && n >= 1 && n <= max ? n : def;
 }
 
+/**
+ * The largest `offset` (an exact JavaScript integer; Postgres takes a bigint) and the largest
+ * `since` of a sequence page (`seq` columns are Postgres integers): past them a request was a 500.
+ */
+export const OFFSET_MAX = Number.MAX_SAFE_INTEGER;
+export const SEQUENCE_MAX = 2_147_483_647;
+
 export const offsetQuery = {
   limit: { type: 'integer', description: 'Page size; out of range falls back to the default' },
-  offset: { type: 'integer', minimum: 0, default: 0 },
+  offset: { type: 'integer', minimum: 0, maximum: OFFSET_MAX, default: 0 },
 } as const;
 
 /** A link to this list with the caller's other query parameters kept; `undefined` drops one. */

@@ -10,6 +10,14 @@ export interface CsrfScope {
   path: string;
   /** Separates the keys of different forms. */
   purpose: string;
+  /** The cookie's lifetime (default an hour): the console keeps it as long as a session lasts. */
+  maxAgeSeconds?: number;
+  /**
+   * Default `Strict`. The console's is `Lax`: a page opened from a link elsewhere (a chat, a
+   * mail) gets no Strict cookie and would set a new one, voiding the forms of its other tabs.
+   * Either way a cross-site POST carries none.
+   */
+  sameSite?: 'Strict' | 'Lax';
 }
 
 /** Only without SECRETS_KEY (never in a service, which requires it): a key for this process. */
@@ -28,7 +36,7 @@ export function issueCsrf(ctx: AppContext, scope: CsrfScope, bound: string): str
   if (!cookie || !COOKIE_FORMAT.test(cookie)) {
     cookie = randomBytes(32).toString('base64url');
     const secure = ctx.services.config.publicUrl.startsWith('https:') ? '; Secure' : '';
-    ctx.append('Set-Cookie', `${scope.cookie}=${cookie}; Path=${scope.path}; Max-Age=3600; HttpOnly; SameSite=Strict${secure}`);
+    ctx.append('Set-Cookie', `${scope.cookie}=${cookie}; Path=${scope.path}; Max-Age=${scope.maxAgeSeconds ?? 3600}; HttpOnly; SameSite=${scope.sameSite ?? 'Strict'}${secure}`);
   }
   return csrfValue(ctx, scope, cookie, bound);
 }

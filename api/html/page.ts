@@ -49,15 +49,20 @@ export function escapeHtml(value: unknown): string {
   return String(value).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-/** Writes an HTML page with the security headers every page shares. */
-export function sendPage(ctx: AppContext, status: number, title: string, body: string, formAction: string[] = []): void {
+/** The headers every server-rendered page carries, with the page's own Content-Security-Policy. */
+export function setPageHeaders(ctx: AppContext, status: number, csp: string): void {
   ctx.status = status;
-  ctx.set('Content-Security-Policy', contentSecurityPolicy(formAction));
+  ctx.set('Content-Security-Policy', csp);
   ctx.set('X-Content-Type-Options', 'nosniff');
   ctx.set('Referrer-Policy', 'no-referrer');
   ctx.set('Cache-Control', 'no-store');
   ctx.set('X-Frame-Options', 'DENY');
   ctx.type = 'text/html; charset=utf-8';
+}
+
+/** Writes an HTML page with the security headers every page shares. */
+export function sendPage(ctx: AppContext, status: number, title: string, body: string, formAction: string[] = []): void {
+  setPageHeaders(ctx, status, contentSecurityPolicy(formAction));
   ctx.body = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head>

@@ -1,5 +1,5 @@
 import { runLogSchema } from '../../../shared/runs/logs.ts';
-import { setSequenceNext } from '../../pagination.ts';
+import { SEQUENCE_MAX, setSequenceNext } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { runIdParam, runLogPage } from '../../resources/runs.ts';
@@ -19,7 +19,7 @@ export default defineRoute<unknown, { since: number; limit?: number }, { id: str
   scope: 'runs:read',
   rateLimit: { points: 120, duration: 60, by: 'identity' },
   params: runIdParam,
-  query: { type: 'object', properties: { since: { type: 'integer', minimum: 0, default: 0 }, limit: { type: 'integer' } } },
+  query: { type: 'object', properties: { since: { type: 'integer', minimum: 0, maximum: SEQUENCE_MAX, default: 0 }, limit: { type: 'integer' } } },
   responses: { 200: { description: 'Page of log entries', schema: listOf(logSchema) } },
   async handler(ctx, { params, query }) {
     const { data, hasMore, limit } = await runLogPage(ctx, params.id, query.since, query.limit);

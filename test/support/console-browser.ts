@@ -1,0 +1,67 @@
+// The console's browser tests (test/integration/console-*.test.ts) drive Debian's Chromium
+// through playwright-core: one browser per suite, pages that report every
+// `securitypolicyviolation` (there must be none), signing in through the sign-in form, and
+// screenshots for docs/console/.
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { PROJECT_ROOT } from '../../shared/project-root.ts';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const SCREENSHOTS = path.join(PROJECT_ROOT, 'docs', 'console');
+
+export function chromiumPresent(): boolean {
+  return fs.existsSync(CHROMIUM);
+}
+
+export async function launchChromium(): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+  });
+}
+
+export interface ConsoleSession {
+  context: BrowserContext;
+  page: Page;
+  /** Every CSP violation any page of this context reported, as "directive blocked-uri (page)". */
+  violations: string[];
+  /** Uncaught errors of the pages' scripts. */
+  errors: string[];
+  close(): Promise<void>;
+}
+
+/** A fresh browser context (its own cookies) whose pages report CSP violations and script errors. */
+export async function consoleSession(browser: Browser, opts: { colorScheme?: 'light' | 'dark' } = {}): Promise<ConsoleSession> {
+  const context = await browser.newContext({ viewport: { width: 1360, height: 900 }, colorScheme: opts.colorScheme ?? 'light' });
+  const violations: string[] = [];
+  const errors: string[] = [];
+  await context.exposeFunction('__reportCspViolation', (v: string) => violations.push(v));
+  await context.addInitScript(() => {
+    // In the page (the project compiles without the DOM library).
+    const g = globalThis as any;
+    g.document.addEventListener('securitypolicyviolation', (e: any) => {
+      g.__reportCspViolation(`${e.violatedDirective} ${e.blockedURI} (${g.location.pathname})`);
+    });
+  });
+  const page = await context.newPage();
+  page.on('pageerror', (err) => errors.push(err.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text());
+  });
+  return { context, page, violations, errors, close: () => context.close() };
+}
+
+/** Signs in through the console's form; ends on the page `next` names (default: the home). */
+export async function signInThroughForm(page: Page, baseUrl: string, email: string, password: string, next?: string): Promise<void> {
+  await page.goto(`${baseUrl}/console/sign-in${next ? `?next=${encodeURIComponent(next)}` : ''}`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await Promise.all([page.waitForURL((u) => !u.pathname.endsWith('/sign-in')), page.getByRole('button', { name: 'Sign in' }).click()]);
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
