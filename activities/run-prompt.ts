@@ -7,6 +7,7 @@ import type { Knex } from 'knex';
 import type { FileRow } from '../shared/files/model.ts';
 import { promptNamesUsed, type PromptView, promptTemplateErrors, renderPrompt } from '../shared/packages/prompt-template.ts';
 import type { ResolvedAgent } from '../shared/packages/resolve-agent.ts';
+import type { ChatSessionRow } from '../shared/chat/model.ts';
 import type { RunRow } from '../shared/runs/model.ts';
 import { inputFilesOf, type RunFilesInfo } from './run-files.ts';
 
@@ -27,19 +28,24 @@ export class PromptTemplateInvalid extends Error {
   override name = 'PromptTemplateInvalid';
 }
 
-/** The agent's prompt rendered for this run. */
-export async function renderRunPrompt(knex: Knex, spec: RunPromptSpec): Promise<string> {
-  const template = spec.agent.prompt;
-  let names: Set<string>;
+/** The names the template reads; PromptTemplateInvalid, saying where, when it does not parse. */
+function namesOf(template: string): Set<string> {
   try {
-    names = promptNamesUsed(template);
+    return promptNamesUsed(template);
   } catch {
     throw new PromptTemplateInvalid(promptTemplateErrors(template, 'prompt.md')[0]?.message ?? 'prompt.md is not a valid Mustache template');
   }
+}
+
+/** The agent's prompt rendered for this run. */
+export async function renderRunPrompt(knex: Knex, spec: RunPromptSpec): Promise<string> {
+  const template = spec.agent.prompt;
+  const names = namesOf(template);
   const { run } = spec;
+  const memory = { orgId: run.org_id, packageId: spec.agent.packageId, actorKey: spec.actorKey, before: run.created_at };
   const [memories, checkpoint, history, uploads] = await Promise.all([
-    names.has('memories') ? memoriesOf(knex, spec, 'note') : [],
-    names.has('checkpoint') ? memoriesOf(knex, spec, 'pin') : [],
+    names.has('memories') ? memoriesOf(knex, memory, 'note') : [],
+    names.has('checkpoint') ? memoriesOf(knex, memory, 'pin') : [],
     names.has('history') ? historyOf(knex, run) : [],
     names.has('uploads') && spec.files ? uploadsOf(knex, run, spec.files) : [],
   ]);
@@ -47,9 +53,7 @@ export async function renderRunPrompt(knex: Knex, spec: RunPromptSpec): Promise<
     runId: run.id,
     // The input as the model receives it: file fields hold their paths in the sandbox.
     input: { ...run.input, ...spec.files?.inputs },
-    memories: memories.map((m) => ({ content: m.content, createdAt: m.created_at.getTime() })),
-    // Pins oldest first, as the system prompt lists them.
-    checkpoint: checkpoint.length ? checkpoint.reverse().map((m) => m.content) : null,
+    ...memoryFields(memories, checkpoint),
     history,
     timeout: run.timeout_seconds,
     uploads,
@@ -58,11 +62,62 @@ export async function renderRunPrompt(knex: Knex, spec: RunPromptSpec): Promise<
   return renderPrompt(template, view);
 }
 
-/** The agent's notes or pins for this actor from before the run, most recent first. */
-function memoriesOf(knex: Knex, spec: RunPromptSpec, kind: 'note' | 'pin'): Promise<Array<{ content: string; created_at: Date }>> {
+export interface ChatPromptSpec {
+  session: Pick<ChatSessionRow, 'id' | 'org_id' | 'turn_timeout_seconds'>;
+  agent: Pick<ResolvedAgent, 'packageId' | 'prompt'>;
+  /** Whose agent memory the session reads (the person's, as in their runs). */
+  actorKey: string;
+  /** The message answered: memory written after it is not read, so a retried turn renders the same prompt. */
+  askedAt: Date;
+}
+
+/**
+ * The agent's prompt rendered for a chat turn, with the same view as a run's (DESIGN.md 5): the
+ * session's id as `runId`, no input, history or uploads (a chat session has none), the person's
+ * notes and pins, the turn's timeout.
+ */
+export async function renderChatPrompt(knex: Knex, spec: ChatPromptSpec): Promise<string> {
+  const template = spec.agent.prompt;
+  const names = namesOf(template);
+  const memory = { orgId: spec.session.org_id, packageId: spec.agent.packageId, actorKey: spec.actorKey, before: spec.askedAt };
+  const [memories, checkpoint] = await Promise.all([
+    names.has('memories') ? memoriesOf(knex, memory, 'note') : [],
+    names.has('checkpoint') ? memoriesOf(knex, memory, 'pin') : [],
+  ]);
+  return renderPrompt(template, {
+    runId: spec.session.id,
+    input: {},
+    ...memoryFields(memories, checkpoint),
+    history: [],
+    timeout: spec.session.turn_timeout_seconds,
+    uploads: [],
+    platform: {},
+  });
+}
+
+type MemoryRows = Array<{ content: string; created_at: Date }>;
+
+/** The view's `memories` and `checkpoint`: pins oldest first, as the system prompt lists them. */
+function memoryFields(notes: MemoryRows, pins: MemoryRows): Pick<PromptView, 'memories' | 'checkpoint'> {
+  return {
+    memories: notes.map((m) => ({ content: m.content, createdAt: m.created_at.getTime() })),
+    checkpoint: pins.length ? [...pins].reverse().map((m) => m.content) : null,
+  };
+}
+
+interface MemoryScope {
+  orgId: string;
+  packageId: string;
+  actorKey: string;
+  /** Only what was written before this moment. */
+  before: Date;
+}
+
+/** The agent's notes or pins for this actor from before the run (or the chat message), most recent first. */
+function memoriesOf(knex: Knex, scope: MemoryScope, kind: 'note' | 'pin'): Promise<MemoryRows> {
   return knex('agent_memory')
-    .where({ org_id: spec.run.org_id, package_id: spec.agent.packageId, actor_key: spec.actorKey, kind })
-    .where('created_at', '<', spec.run.created_at)
+    .where({ org_id: scope.orgId, package_id: scope.packageId, actor_key: scope.actorKey, kind })
+    .where('created_at', '<', scope.before)
     .orderBy([
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },

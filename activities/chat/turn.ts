@@ -23,6 +23,7 @@ import { materializeSkills } from '../sandbox/skills.ts';
 import { codeFolders } from '../sandbox/workspace.ts';
 import { fileToolsOf } from '../sidecar/file-tools.ts';
 import type { ChatMessage } from '../sidecar/protocol.ts';
+import { PromptTemplateInvalid, renderChatPrompt } from '../run-prompt.ts';
 import { systemPrompt } from '../sidecar/server.ts';
 import { runsCode } from '../sidecar/workspace-tools.ts';
 import { ChatSidecar } from './sidecar.ts';
@@ -127,10 +128,19 @@ export function createChatActivities(deps: ActivityDeps) {
         }
       }
       const tools = code ? fileToolsOf(agent) : [];
+      // prompt.md is a template in chat as in runs (DESIGN.md 5).
+      let prompt: string;
+      try {
+        prompt = await renderChatPrompt(knex, { session, agent, actorKey: userActorKey(session.user_id), askedAt: asked.created_at });
+      } catch (err) {
+        await dispatcher.close();
+        if (err instanceof PromptTemplateInvalid) return storeReply(knex, sessionId, messageId, failed(err.message));
+        throw err;
+      }
       const sidecar = new ChatSidecar(
         {
           messageId,
-          system: systemPrompt(agent, pins, tools, CHAT_FINISH, { returned: false, integrations: [] }),
+          system: systemPrompt({ ...agent, prompt }, pins, tools, CHAT_FINISH, { returned: false, integrations: [] }),
           conversation,
           model,
           tools,

@@ -138,6 +138,21 @@ describe('chat sessions (chat module)', function () {
     expect(otherFeed.frames.filter((f) => f.event === 'chat_session_update')).to.deep.equal([]);
   });
 
+  it('renders the agent\'s prompt as a Mustache template, as runs do (issue 30)', async () => {
+    await importAgent(org.client, { name: '@chat/templated', prompt: 'You serve session {{runId}} with {{timeout}} s per turn.{{#checkpoint}} Pin: {{.}}{{/checkpoint}}', timeout: 45 });
+    const marker = `tmpl-${randomBytes(4).toString('hex')}`;
+    model.script(marker, [() => textAnswer('ok')]);
+    const opened = await org.client.post('/api/chat/sessions', { packageId: '@chat/templated' });
+    expect(opened.status, opened.text).to.equal(201);
+    const res = await org.client.post(`/api/chat/sessions/${opened.body.id}/messages`, { content: `Hello ${marker}` });
+    expect(res.status, res.text).to.equal(200);
+    const [call] = requestsFor(marker);
+    const system = call.body.messages[0];
+    expect(system.role).to.equal('system');
+    expect(system.content).to.include(`You serve session ${opened.body.id} with 45 s per turn.`);
+    expect(system.content).to.not.include('{{');
+  });
+
   it('lists the caller\'s sessions newest first with a cursor, and hides them from everyone else', async () => {
     const a = await open();
     const b = await open();
