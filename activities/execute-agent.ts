@@ -18,9 +18,11 @@ import { type CarriedOutput, carryOutput } from '../shared/runs/pending-output.t
 import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
 import { collectOutputFiles, inputFilesOf, prepareRunFiles } from './run-files.ts';
+import { createPublishRunEventActivity } from './publish-run-event.ts';
 import { endRun, startRun } from './run-state.ts';
 import { inSandboxSession } from './sandbox/session.ts';
 import { type SandboxMode, sandboxModeFor, sandboxModeHere } from './sandbox/spawn.ts';
+import { openWorkspaceCheckpoints, type WorkspaceCheckpoints } from './sandbox/checkpoints.ts';
 import { materializeSkills } from './sandbox/skills.ts';
 import { apiIntegrations } from './sidecar/api-call.ts';
 import { RunJournal } from './sidecar/journal.ts';
@@ -100,6 +102,7 @@ async function beginAttempt(knex: Knex, runId: string, attempt: number, config: 
 
 export function createExecuteAgentActivity(deps: ActivityDeps) {
   const { knex, config, log } = deps;
+  const { publishRunEvent } = createPublishRunEventActivity(deps);
   return {
     async executeAgent(runId: string): Promise<ExecuteResult> {
       try {
@@ -151,6 +154,9 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
         log.warn({ err, runId: run.id }, 'the run could not be ended here; runAgent ends it');
       }));
     if (!written) return carryOutputOrRetry(knex, run.id, output);
+    // Its webhooks hear it now, a workflow task sooner than runAgent's own publish, which then
+    // finds it sent (activities/webhooks/first-attempt.ts); failing here leaves it to that one.
+    if (!process.env.NO_EARLY) await publishRunEvent(run.id, 'run.success').catch((err) => log.warn({ err, runId: run.id }, 'run.success not published here; runAgent publishes it'));
   }
 
   async function execute(runId: string): Promise<ExecuteResult> {
@@ -217,6 +223,17 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
           throw failure(`The agent's skills could not be put in its workspace: ${err.message}`);
         });
       }
+      // Its workspace survives the worker (sandbox/checkpoints.ts): restored here on a resume, before
+      // the replay, heartbeating meanwhile (a large checkpoint may outlast the heartbeat timeout).
+      let checkpoints: WorkspaceCheckpoints | undefined;
+      if (code && workspace.workspaceDir && config.runCheckpoints) {
+        const beat = setInterval(() => ctx.heartbeat({ modelCalls: 0 }), 2000);
+        checkpoints = await openWorkspaceCheckpoints(knex, { storage: deps.files, runId, dir: workspace.workspaceDir, attempt, ceilingMb: layout.diskMb }, journal)
+          .catch((err: Error) => {
+            throw failure(`The run's workspace could not be restored from its checkpoint: ${err.message}`);
+          })
+          .finally(() => clearInterval(beat));
+      }
       const sidecar = new Sidecar(
         { run, agent, model, pins, actorKey: memoryKey, apiIntegrations: apis, files: workspace.info },
         {
@@ -228,7 +245,8 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
           mcp,
           delivery: config,
           tracer: deps.tracer,
-          onSuperseded: () => session.stop(),
+          checkpoints,
+          stopSandbox: () => session.stop(),
         },
       );
       const startedAt = await marked;
@@ -244,8 +262,8 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       // Superseded: the run is the live attempt's, this one writes nothing more to it.
       if (sidecar.state.superseded) return { sidecar, end, carried: undefined };
       if (announceFailed) throw announceFailed;
-      // A handed-over run writes its files again on the next worker (its runtime replays the calls).
-      if (!end.drained) await keepOutputFiles(run, workspace.outputDir);
+      // A run handed over or retried writes its files again on the next worker (its runtime replays the calls).
+      if (!end.drained && !sidecar.state.retry) await keepOutputFiles(run, workspace.outputDir);
       const output = sidecar.state.output;
       const carried = output ? await settleOutput(ctx, run, agent, startedAt, output.value) : undefined;
       return { sidecar, end, carried };
@@ -253,6 +271,8 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     // Judged once all is released: closing the sidecar ends a model call in flight, whose failure
     // may be the reason the run gives.
     if (sidecar.state.superseded) throw superseded(attempt);
+    // Counted as a loss (a storage that stays down fails the run after RUN_MAX_WORKER_LOSSES).
+    if (sidecar.state.retry) throw ApplicationFailure.retryable(sidecar.state.retry, 'WorkspaceNotCheckpointed');
     if (sidecar.state.output) return { ...carried, sandboxMode: end.mode };
     end.throwIfStopped();
     throw failure(sidecar.state.fatalError ?? end.exitReason('producing an output'));

@@ -11,6 +11,7 @@ import { pendingOutput } from '../shared/runs/pending-output.ts';
 import { LIVE_STATUSES, RUN_SELECT, type RunRow, type RunStatus, runsWithPackage } from '../shared/runs/model.ts';
 import { agentForRun, type ResolvedAgent } from '../shared/packages/resolve-agent.ts';
 import type { ActivityDeps } from './deps.ts';
+import { deleteWorkspaceCheckpoints } from './sandbox/checkpoints.ts';
 
 /**
  * How a run ended, as its workflow decided. A success carries its output, or when that is large
@@ -186,14 +187,24 @@ export function createRunStateActivities(deps: ActivityDeps) {
       return true;
     },
 
-    /** Writes the terminal status once (validating a success against the output schema). */
+    /**
+     * Writes the terminal status once (validating a success against the output schema), then
+     * deletes the run's workspace checkpoints, whatever the status: the status and its
+     * announcements go first, and a delete that fails is left to the file sweep.
+     */
     async finalizeRun(runId: string, outcome: RunOutcome): Promise<RunStatus> {
-      const run = (await runsWithPackage(knex).where('r.id', runId).select(RUN_SELECT).first()) as LoadedRun | undefined;
-      if (!run) return 'cancelled'; // nothing left to finalize
-      if (!LIVE_STATUSES.includes(run.status)) return run.status; // written already (by executeAgent on success, or a retried finalize)
-      const decided = await withOutput(knex, runId, outcome);
-      const agent = decided.status === 'success' ? await agentForRun(knex, run) : undefined;
-      return (await endRun(knex, run, agent, decided)) as RunStatus; // always a status when not `uncontested`
+      const status = await writeFinalStatus(runId, outcome);
+      await deleteWorkspaceCheckpoints(deps.files, runId).catch((err) => deps.log.warn({ err, runId }, 'workspace checkpoints not deleted: the file sweep will'));
+      return status;
     },
   };
+
+  async function writeFinalStatus(runId: string, outcome: RunOutcome): Promise<RunStatus> {
+    const run = (await runsWithPackage(knex).where('r.id', runId).select(RUN_SELECT).first()) as LoadedRun | undefined;
+    if (!run) return 'cancelled'; // nothing left to finalize
+    if (!LIVE_STATUSES.includes(run.status)) return run.status; // written already (by executeAgent on success, or a retried finalize)
+    const decided = await withOutput(knex, runId, outcome);
+    const agent = decided.status === 'success' ? await agentForRun(knex, run) : undefined;
+    return (await endRun(knex, run, agent, decided)) as RunStatus; // always a status when not `uncontested`
+  }
 }

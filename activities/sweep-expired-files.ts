@@ -3,10 +3,13 @@
 // bytes first, then rows, in one transaction that holds the rows (FOR UPDATE SKIP LOCKED), so
 // a concurrent keep or delete waits or is skipped and a crash leaves rows to sweep again.
 // Idempotent: deleting missing bytes or rows is not an error, and a rerun picks up what is left.
+// Also the backstop of workspace checkpoints (sandbox/checkpoints.ts): those of runs that ended
+// (finalizeRun deletes them; a delete may fail, a worker may be lost at the end).
 import type { Knex } from 'knex';
 import { UPLOAD_TTL_MS, unreferencedKeys } from '../shared/files/expiry.ts';
 import { DiskStorage } from '../shared/files/disk-storage.ts';
 import type { ActivityDeps } from './deps.ts';
+import { sweepWorkspaceCheckpoints } from './sandbox/checkpoints.ts';
 
 /** How long a partial upload may sit beyond the upload URL's hour before it is taken for debris. */
 const PARTIAL_GRACE_MS = 60 * 60 * 1000;
@@ -16,6 +19,8 @@ export const SWEEP_BATCH = 200;
 export interface SweepBatchResult {
   files: number;
   uploads: number;
+  /** Runs whose leftover workspace checkpoints were deleted. */
+  checkpoints?: number;
   /** A full batch of either: there may be more. */
   more: boolean;
 }
@@ -46,7 +51,8 @@ export function createSweepExpiredFilesActivities(deps: Pick<ActivityDeps, 'knex
       const removedUploads = await knex.transaction((trx) => sweep(trx, 'uploads', limit));
       // Bytes of uploads cut off by a crash: older than any upload can take (an upload URL lives an hour).
       if (files instanceof DiskStorage) await files.removeStalePartials(UPLOAD_TTL_MS + PARTIAL_GRACE_MS);
-      return { files: removedFiles, uploads: removedUploads, more: removedFiles === limit || removedUploads === limit };
+      const checkpoints = await sweepWorkspaceCheckpoints(knex, files);
+      return { files: removedFiles, uploads: removedUploads, checkpoints, more: removedFiles === limit || removedUploads === limit };
     },
   };
 }

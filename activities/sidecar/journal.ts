@@ -17,6 +17,9 @@ import type { RunUsage } from '../../shared/runs/model.ts';
 export type StepKind = 'model' | 'tool' | 'program';
 
 interface Step {
+  seq: number;
+  /** The attempt that recorded it. */
+  attempt: number;
   kind: StepKind;
   name: string;
   requestHash: string;
@@ -70,14 +73,24 @@ export class RunJournal {
   }
 
   static async load(knex: Knex, runId: string, attempt: number, keep = true): Promise<RunJournal> {
-    const rows = keep ? await knex('run_steps').where({ run_id: runId }).orderBy('seq').select('kind', 'name', 'request_hash', 'response') : [];
-    const steps = rows.map((r) => ({ kind: r.kind, name: r.name, requestHash: r.request_hash, response: r.response }));
+    const rows = keep ? await knex('run_steps').where({ run_id: runId }).orderBy('seq').select('seq', 'attempt', 'kind', 'name', 'request_hash', 'response') : [];
+    const steps = rows.map((r) => ({ seq: r.seq, attempt: r.attempt, kind: r.kind, name: r.name, requestHash: r.request_hash, response: r.response }));
     return new RunJournal(knex, runId, attempt, steps, keep);
   }
 
   /** Steps recorded by earlier attempts. */
   get recorded(): number {
     return this.steps.length;
+  }
+
+  /** The seq the next `record` writes (a workspace checkpoint is named after the step that claims it). */
+  get nextSeq(): number {
+    return this.written + 1;
+  }
+
+  /** The attempt that recorded step `seq` before this attempt began, if any. */
+  recordedBy(seq: number): number | undefined {
+    return this.steps.find((s) => s.seq === seq)?.attempt;
   }
 
   /** How many of them this attempt's runtime has asked for again so far. */

@@ -13,6 +13,7 @@ import { notifyRunEvent } from '../../shared/runs/events.ts';
 import { appendRunLog, type LogEntryInput, type LogLevel } from '../../shared/runs/logs.ts';
 import type { RunRow } from '../../shared/runs/model.ts';
 import { renderRunPrompt } from '../run-prompt.ts';
+import { WorkspaceNotCheckpointed, type WorkspaceCheckpoints } from '../sandbox/checkpoints.ts';
 import { skillPath } from '../sandbox/skills.ts';
 import { type ApiCallContext, type ApiIntegration, apiCall, apiCallForProgram, apiCallTool } from './api-call.ts';
 import type { RunFilesInfo } from '../run-files.ts';
@@ -34,6 +35,8 @@ export interface SidecarState {
   modelCalls: number;
   /** Another attempt recorded a step first (journal.ts, AttemptSuperseded): this one ends silently. */
   superseded?: boolean;
+  /** Why this attempt ends and another goes on with the run (its workspace could not be checkpointed). */
+  retry?: string;
 }
 
 export interface SidecarDeps {
@@ -49,8 +52,10 @@ export interface SidecarDeps {
   delivery?: ApiCallContext['config'];
   /** Model call spans, children of the executeAgent activity's span (the context the sidecar was made in). */
   tracer?: Tracer;
-  /** Stops the sandbox of an attempt found superseded: its runtime must ask nothing more. */
-  onSuperseded?: () => void;
+  /** The workspace's checkpoints of an agent that runs code (sandbox/checkpoints.ts); absent: none are taken. */
+  checkpoints?: WorkspaceCheckpoints;
+  /** Stops the sandbox of an attempt that must end now (superseded, or `retry`): its runtime must ask nothing more. */
+  stopSandbox?: () => void;
 }
 
 export interface SidecarRun {
@@ -205,7 +210,7 @@ export class Sidecar {
     if (runsCode(spec.agent)) {
       const apis = deps.delivery ? (spec.apiIntegrations ?? []) : [];
       this.workspace = new WorkspaceSteps({
-        run: { id: spec.run.id, knex: deps.knex, journal: deps.journal },
+        run: { id: spec.run.id, knex: deps.knex, journal: deps.journal, checkpoints: deps.checkpoints },
         deadline: () => this.endsAt,
         apiCall: apis.length ? (call, logs) => apiCallForProgram(this.apiContext(logs), call) : undefined,
         noApiCall: "this agent has no integration that offers api_call (its integrations_configuration's tools)",
@@ -216,7 +221,11 @@ export class Sidecar {
         if (err instanceof JournalMismatch) this.state.fatalError = err.message;
         if (err instanceof AttemptSuperseded && !this.state.superseded) {
           this.state.superseded = true;
-          deps.onSuperseded?.();
+          deps.stopSandbox?.();
+        }
+        if (err instanceof WorkspaceNotCheckpointed && !this.state.retry) {
+          this.state.retry = err.message;
+          deps.stopSandbox?.();
         }
         deps.log.warn({ err, runId: spec.run.id }, 'sidecar request failed');
         sendFailure(res, err);

@@ -6,15 +6,23 @@
 // keyed by the command (the model's id of the bash call) and its ordinal within it, so a command
 // that runs again after a worker loss gets the answers of the calls it had made. A chat turn
 // journals nothing (a lost turn starts over) and has no integrations to call.
+//
+// A call that may have changed the workspace is checkpointed (sandbox/checkpoints.ts) before its
+// step is recorded, and the step names the checkpoint (its seq): a step is never recorded
+// without its checkpoint, so a resume finds the workspace as of its last completed step.
 import type { Knex } from 'knex';
 import { appendRunLog, type LogEntryInput } from '../../shared/runs/logs.ts';
+import type { WorkspaceCheckpoints } from '../sandbox/checkpoints.ts';
 import type { RunJournal } from './journal.ts';
 import { type LocalBegin, type LocalBeginAnswer, type LocalEnd, type ProgramApiAnswer, type ProgramApiCall, SIDECAR_PATHS, type ToolResult } from './protocol.ts';
-import { commandLogEntry, WORKSPACE_TOOL_NAMES } from './workspace-tools.ts';
+import { commandLogEntry, WORKSPACE_CHANGING_TOOLS, WORKSPACE_TOOL_NAMES } from './workspace-tools.ts';
 
 export interface WorkspaceStepsDeps {
-  /** A run's: where its steps are recorded and their log lines written. Absent for a chat turn. */
-  run?: { id: string; knex: Knex; journal: RunJournal };
+  /**
+   * A run's: where its steps are recorded and their log lines written, and its workspace
+   * checkpointed (absent with RUN_CHECKPOINTS=false: no resume). Absent for a chat turn.
+   */
+  run?: { id: string; knex: Knex; journal: RunJournal; checkpoints?: WorkspaceCheckpoints };
   /** When the run or turn ends (epoch ms): a command's timeout is at most the time left. */
   deadline(): number | undefined;
   /** Carries out one `api-call` (api-call.ts, apiCallForProgram); its log lines go to `logs`. Absent: none can be made. */
@@ -65,9 +73,13 @@ export class WorkspaceSteps {
     const run = this.deps.run;
     if (!run) return result;
     const logs = body.name === 'bash' ? [commandLogEntry(body.arguments, result.content)] : [];
+    // Stored before the step that claims it (named after its seq: the steps are serial).
+    const checkpoint = WORKSPACE_CHANGING_TOOLS.includes(body.name) ? await run.checkpoints?.take(run.journal.nextSeq) : undefined;
+    if (checkpoint) logs.push(...checkpoint.logs);
     await run.journal.record('tool', String(body.name), { id: body.id, arguments: body.arguments }, result, async (trx) => {
       for (const entry of logs) await appendRunLog(trx, run.id, entry);
     }, { startedAt });
+    if (checkpoint) run.checkpoints!.settle(checkpoint);
     return result;
   }
 

@@ -13,6 +13,8 @@ import type { CommandResult } from './protocol.ts';
 import type { ToolDef } from './providers.ts';
 
 export const WORKSPACE_TOOL_NAMES: readonly string[] = ['bash', 'list_files', 'read_file', 'write_file', 'edit_file'];
+/** Those that may change the workspace: a run checkpoints it after each (sandbox/checkpoints.ts). */
+export const WORKSPACE_CHANGING_TOOLS: readonly string[] = ['bash', 'write_file', 'edit_file'];
 
 /** The agent runs code: its runtime_tools list `bash`. */
 export function runsCode(agent: Pick<ResolvedAgent, 'runtimeTools'>): boolean {

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { pathUnder } from './confine.ts';
-import { type ByteRange, type FileStorage, StoredFileMissingError, assertStorageKey, measured } from './storage.ts';
+import { type ByteRange, type FileStorage, StoredFileMissingError, assertStorageKey, assertStoragePrefix, measured } from './storage.ts';
 
 /**
  * The local disk: one file per key under `root`. Bytes go to a uniquely named file under
@@ -60,6 +60,24 @@ export class DiskStorage implements FileStorage {
 
   async delete(key: string): Promise<void> {
     await fs.promises.rm(this.pathOf(key), { force: true });
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    assertStoragePrefix(prefix);
+    const dir = this.pathOf(prefix.slice(0, -1));
+    let entries: fs.Dirent[];
+    try {
+      entries = await fs.promises.readdir(dir, { withFileTypes: true, recursive: true });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
+      throw err;
+    }
+    return entries.filter((e) => e.isFile()).map((e) => path.relative(this.root, path.join(e.parentPath, e.name)).split(path.sep).join('/'));
+  }
+
+  async deleteAll(prefix: string): Promise<void> {
+    assertStoragePrefix(prefix);
+    await fs.promises.rm(this.pathOf(prefix.slice(0, -1)), { recursive: true, force: true });
   }
 
   /**

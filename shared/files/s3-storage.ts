@@ -11,9 +11,9 @@
 // S3-compatible servers refuse the SDK's default streaming-trailer checksums; the SHA-256 of
 // the bytes is computed here and recorded by the caller.
 import { Readable } from 'node:stream';
-import { DeleteObjectCommand, GetObjectCommand, NoSuchKey, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-s3';
 import type { Config } from '../config.ts';
-import { type ByteRange, type FileStorage, StoredFileMissingError, assertStorageKey, measured } from './storage.ts';
+import { type ByteRange, type FileStorage, StoredFileMissingError, assertStorageKey, assertStoragePrefix, measured } from './storage.ts';
 
 export type S3Settings = NonNullable<Config['s3']>;
 
@@ -71,5 +71,22 @@ export class S3Storage implements FileStorage {
   async delete(key: string): Promise<void> {
     assertStorageKey(key);
     await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: key }));
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    assertStoragePrefix(prefix);
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token }));
+      for (const o of page.Contents ?? []) if (o.Key) keys.push(o.Key);
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token);
+    return keys;
+  }
+
+  async deleteAll(prefix: string): Promise<void> {
+    // One DeleteObject a key: the folders deleted whole (a run's workspace checkpoints) hold a few.
+    for (const key of await this.list(prefix)) await this.delete(key);
   }
 }

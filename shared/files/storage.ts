@@ -43,6 +43,14 @@ export interface FileStorage {
   get(key: string, range?: ByteRange): Promise<Readable>;
   /** Removes `key`; removing a missing key is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Every key under the folder `prefix` (a key's first segments, ending in `/`), in no
+   * particular order: what a folder of our own making holds (workspace checkpoints,
+   * activities/sandbox/checkpoints.ts), to delete it or pick one.
+   */
+  list(prefix: string): Promise<string[]>;
+  /** Removes every key under the folder `prefix`, and the folder; nothing there is not an error. */
+  deleteAll(prefix: string): Promise<void>;
 }
 
 /** Keys are relative paths of our own making: letters, digits, `_ - . /`, no `..`, no leading dot or slash. */
@@ -50,6 +58,12 @@ export function assertStorageKey(key: string): void {
   if (!/^[A-Za-z0-9_][A-Za-z0-9_./-]*$/.test(key) || key.includes('..') || key.includes('//') || key.endsWith('/')) {
     throw new Error(`not a storage key: ${key}`);
   }
+}
+
+/** A folder of keys, `<segments>/`: checked as keys are, so it never names a path outside the store. */
+export function assertStoragePrefix(prefix: string): void {
+  if (!prefix.endsWith('/')) throw new Error(`not a storage folder: ${prefix}`);
+  assertStorageKey(prefix.slice(0, -1));
 }
 
 /**

@@ -11,9 +11,16 @@
 //   sidecar writes for it becomes a last, failed model step.
 // - A running run's step in flight is not journaled yet either: it is shown `running`, as the
 //   next tool call the last model answer asked for and the journal has not answered, else a
-//   model call. (A call the runtime carries out itself, a file tool, is never journaled: while
-//   it runs it is shown as the call it precedes.) A run that timed out or was cancelled in the
-//   middle of a step ends on that step, failed with the run's error.
+//   model call. (The file tools of an agent that does not run code are carried out by the
+//   runtime and never journaled: while one runs it is shown as the call it precedes. An agent
+//   that runs code journals its workspace tools, `bash` and the file tools, like any tool,
+//   DESIGN.md 9.) A run that timed out or was cancelled in the middle of a step ends on that
+//   step, failed with the run's error.
+// - Each `api-call` a command's program makes (DESIGN.md 9) is a journal step of kind `program`,
+//   recorded while the command runs, so before the command's own step: it is shown as a step of
+//   kind `api_call` named `api-call` (the program, where the model's tool is `api_call`), failed
+//   with its log line as the tool's would be. It answers no tool call of the model, so it is not
+//   counted among the answered calls of the step in flight.
 // - Steps journaled before migration 028 have no start: they are taken to start when the
 //   previous step ended (or the run started), and model calls show no tokens.
 import type { Knex } from 'knex';
@@ -41,18 +48,22 @@ const FAILING_KINDS = ['api_call', 'mcp_call', 'command'];
 /** The sidecar's line for a model call that failed (activities/sidecar/server.ts). */
 const MODEL_FAILURE_KIND = 'model';
 
-/** The kind a journaled step is shown as: tools by their name (MCP tools are `<server>__<tool>`). */
+/** The kind a journaled step is shown as: tools by their name (MCP tools are `<server>__<tool>`), a program's `api-call` as `api_call`. */
 export function stepKind(journalKind: string, name: string): TimelineStepKind {
   if (journalKind === 'model') return 'model';
+  if (journalKind === 'program') return 'api_call';
   if (name === 'api_call') return 'api_call';
   if (name === 'bash') return 'command';
   if (name.includes('__')) return 'mcp';
   return 'tool';
 }
 
+/** What a program step is named: the command programs run, where the model's tool is `api_call`. */
+const PROGRAM_STEP_NAME = 'api-call';
+
 interface StepRow {
   seq: number;
-  kind: 'model' | 'tool';
+  kind: 'model' | 'tool' | 'program';
   name: string;
   started_at: Date | null;
   usage: RunUsage | null;
@@ -109,10 +120,10 @@ export async function runTimeline(knex: Knex, run: TimelineRun, since: number, l
     const step: TimelineStep = {
       seq: row.seq,
       kind: stepKind(row.kind, row.name),
-      name: row.name,
+      name: row.kind === 'program' ? PROGRAM_STEP_NAME : row.name,
       startedAt: start.toISOString(),
       durationMs: Math.max(0, row.created_at.getTime() - start.getTime()),
-      status: failure && row.kind === 'tool' ? 'error' : 'ok',
+      status: failure && row.kind !== 'model' ? 'error' : 'ok',
     };
     if (row.kind === 'model' && row.usage) Object.assign(step, { inputTokens: row.usage.inputTokens, outputTokens: row.usage.outputTokens, costUsd: row.usage.costUsd });
     if (step.status === 'error') step.error = failure!.message;
@@ -163,7 +174,7 @@ function trailingStep(run: TimelineRun, rows: StepRow[], lastEnd: Date | null | 
 /** What the runtime asked for after the journal's last step: the next unanswered tool call, else a model call. */
 function stepInFlight(rows: StepRow[], lastModel: StepRow | undefined): { kind: TimelineStepKind; name: string } {
   if (!lastModel) return { kind: 'model', name: 'model' };
-  const answered = rows.filter((r) => r.seq > lastModel.seq).length;
+  const answered = rows.filter((r) => r.seq > lastModel.seq && r.kind !== 'program').length;
   const pending = (lastModel.calls ?? []).slice(answered);
   if (pending.length) return { kind: stepKind('tool', pending[0]), name: pending[0] };
   return { kind: 'model', name: lastModel.name };

@@ -148,6 +148,22 @@ function sameCases(name: string, open: () => Promise<Store>) {
       }
     });
 
+    it('lists the keys under a folder, deletes a folder whole, and refuses a folder outside the store', async () => {
+      const folder = `${key('folder')}/`;
+      for (const name of ['a.tar', 'b.tar', 'deeper/c.tar']) await store.storage.put(`${folder}${name}`, Readable.from([Buffer.from('x')]), 1);
+      await store.storage.put(`${folder.slice(0, -1)}-sibling`, Readable.from([Buffer.from('y')]), 1);
+      expect((await store.storage.list(folder)).sort()).to.deep.equal([`${folder}a.tar`, `${folder}b.tar`, `${folder}deeper/c.tar`]);
+      expect(await store.storage.list(`${key('empty')}/`)).to.deep.equal([]);
+      await store.storage.deleteAll(folder);
+      await store.storage.deleteAll(folder);
+      expect(await store.storage.list(folder)).to.deep.equal([]);
+      expect((await bytesOf(await store.storage.get(`${folder.slice(0, -1)}-sibling`))).toString()).to.equal('y');
+      for (const bad of ['../', '/etc/', 'a/../../', 'no-slash']) {
+        expect(await store.storage.list(bad).catch((e) => e), bad).to.be.instanceOf(Error);
+        expect(await store.storage.deleteAll(bad).catch((e) => e), bad).to.be.instanceOf(Error);
+      }
+    });
+
     async function expectNothingUnder(s: Store, k: string) {
       await expectMissing(s.storage, k);
       expect((await s.keys()).filter((x) => x.startsWith(k.split('/')[0]) || !x.startsWith('org-'))).to.deep.equal([]);

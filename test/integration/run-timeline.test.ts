@@ -171,6 +171,27 @@ describe('run timeline', function () {
       expect(page.hasMore).to.equal(true);
     });
 
+    it("shows a command's api-calls as api_call steps named api-call, and the command still in flight after them", async () => {
+      const bash = { message: { role: 'assistant', tool_calls: [{ id: 'b', type: 'function', function: { name: 'bash', arguments: '{}' } }] } };
+      const id = await syntheticRun(
+        { status: 'running', started_at: at(0), finished_at: null },
+        [
+          { seq: 1, kind: 'model', name: 'm', started_at: at(10), created_at: at(500), response: bash },
+          { seq: 2, kind: 'program', name: 'api_call', started_at: at(600), created_at: at(700) },
+          { seq: 3, kind: 'program', name: 'api_call', started_at: at(800), created_at: at(900) },
+        ],
+        [
+          { level: 'info', type: 'api_call', message: 'GET https://x.test/a -> 200 in 100 ms', created_at: at(700) },
+          { level: 'warn', type: 'api_call', message: 'GET https://y.test/b refused (unauthorized_target)', created_at: at(900) },
+        ],
+      );
+      const steps = (await timeline(id)).body.data;
+      expect(steps.map((s: any) => `${s.kind}:${s.name}:${s.status}`)).to.deep.equal(['model:m:ok', 'api_call:api-call:ok', 'api_call:api-call:error', 'command:bash:running']);
+      expect(steps[1]).to.include({ startedAt: at(600).toISOString(), durationMs: 100 });
+      expect(steps[2].error).to.equal('GET https://y.test/b refused (unauthorized_target)');
+      expect(steps[3]).to.include({ seq: 4, durationMs: null });
+    });
+
     it('ends a run that timed out inside a step on that step, failed with the run\'s error', async () => {
       const id = await syntheticRun(
         { status: 'timeout', error: 'The run exceeded its timeout of 2 s', started_at: at(0), finished_at: at(2000) },
