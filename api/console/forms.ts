@@ -4,7 +4,7 @@
 // at the top with links to the fields (README.md, "Forms").
 import { type CsrfScope, csrfValid, issueCsrf } from '../html/csrf.ts';
 import type { AppContext } from '../context.ts';
-import { type Html, html, when } from './html.ts';
+import { type Html, html, trusted, when } from './html.ts';
 import type { PageContext } from './page.ts';
 
 /** Field name -> what is wrong with it; `''` for the form as a whole. */
@@ -54,14 +54,24 @@ function fieldParts(f: FieldBase) {
   };
 }
 
-export function textField(f: FieldBase & { value?: string; type?: string; autocomplete?: string; placeholder?: string; inputmode?: string }): Html {
-  const p = fieldParts(f);
-  return html`<div class="field">${p.label}<input type="${f.type ?? 'text'}" id="${p.id}" name="${f.name}" value="${f.value ?? ''}"${when(f.autocomplete, html` autocomplete="${f.autocomplete ?? ''}"`)}${when(f.placeholder, html` placeholder="${f.placeholder ?? ''}"`)}${when(f.inputmode, html` inputmode="${f.inputmode ?? ''}"`)}${p.attrs}>${p.after}</div>`;
+/** More attributes of a control (`min`, `step`, `list`), escaped; undefined ones left out. */
+export type ExtraAttrs = Record<string, string | number | undefined>;
+
+function extraAttrs(attrs: ExtraAttrs | undefined): Html[] {
+  return Object.entries(attrs ?? {})
+    .filter(([k, v]) => v !== undefined && /^[a-z][a-z-]*$/.test(k))
+    .map(([k, v]) => html` ${trusted(k)}="${v}"`);
 }
 
-export function textareaField(f: FieldBase & { value?: string; rows?: number; spellcheck?: boolean; className?: string }): Html {
+/** `extra`: markup after the control, inside the field (a file picker beside an id field). */
+export function textField(f: FieldBase & { value?: string; type?: string; autocomplete?: string; placeholder?: string; inputmode?: string; attrs?: ExtraAttrs; extra?: Html }): Html {
   const p = fieldParts(f);
-  return html`<div class="field${f.className ? ` ${f.className}` : ''}">${p.label}<textarea id="${p.id}" name="${f.name}" rows="${f.rows ?? 8}"${when(f.spellcheck === false, ' spellcheck="false"')}${p.attrs}>${f.value ?? ''}</textarea>${p.after}</div>`;
+  return html`<div class="field">${p.label}<input type="${f.type ?? 'text'}" id="${p.id}" name="${f.name}" value="${f.value ?? ''}"${when(f.autocomplete, html` autocomplete="${f.autocomplete ?? ''}"`)}${when(f.placeholder, html` placeholder="${f.placeholder ?? ''}"`)}${when(f.inputmode, html` inputmode="${f.inputmode ?? ''}"`)}${extraAttrs(f.attrs)}${p.attrs}>${f.extra ?? ''}${p.after}</div>`;
+}
+
+export function textareaField(f: FieldBase & { value?: string; rows?: number; spellcheck?: boolean; className?: string; attrs?: ExtraAttrs }): Html {
+  const p = fieldParts(f);
+  return html`<div class="field${f.className ? ` ${f.className}` : ''}">${p.label}<textarea id="${p.id}" name="${f.name}" rows="${f.rows ?? 8}"${when(f.spellcheck === false, ' spellcheck="false"')}${extraAttrs(f.attrs)}${p.attrs}>${f.value ?? ''}</textarea>${p.after}</div>`;
 }
 
 export interface Option {
@@ -73,6 +83,16 @@ export function selectField(f: FieldBase & { options: Option[]; value?: string }
   const p = fieldParts(f);
   const options = f.options.map((o) => html`<option value="${o.value}"${when(o.value === (f.value ?? ''), ' selected')}>${o.label}</option>`);
   return html`<div class="field">${p.label}<select id="${p.id}" name="${f.name}"${p.attrs}>${options}</select>${p.after}</div>`;
+}
+
+/** Checkboxes under one legend (a key's scopes): the fieldset carries the id its error links to. */
+export function checkboxesField(f: Omit<FieldBase, 'label' | 'required'> & { legend: string; options: Option[]; checked: ReadonlySet<string> }): Html {
+  const id = f.id ?? f.name;
+  const described = [f.help ? `${id}-help` : '', f.error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  const boxes = f.options.map(
+    (o, i) => html`<label class="check" for="${id}-${i}"><input type="checkbox" id="${id}-${i}" name="${f.name}" value="${o.value}"${when(f.checked.has(o.value), ' checked')}> <span>${o.label}</span></label>`,
+  );
+  return html`<fieldset class="field checks" id="${id}" tabindex="-1"${when(described, html` aria-describedby="${described}"`)}${when(f.error, ' aria-invalid="true"')}><legend>${f.legend}</legend><div class="check-grid">${boxes}</div>${f.help ? html`<span class="help" id="${id}-help">${f.help}</span>` : ''}${f.error ? html`<span class="field-error" id="${id}-error">${f.error}</span>` : ''}</fieldset>`;
 }
 
 /** The errors of a refused form, at its top: each links to its field (`''`: the form as a whole). */

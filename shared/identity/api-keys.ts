@@ -3,10 +3,12 @@
 import type { Knex } from 'knex';
 import { generateApiKey, isWellFormedApiKey } from '../api-key-format.ts';
 import { sha256Hex } from '../crypto.ts';
-import { ApiKey } from '../db/models.ts';
+import { ApiKey, type Space } from '../db/models.ts';
 import { problem } from '../errors.ts';
 import { newId } from '../ids.ts';
-import { KEY_GRANTABLE_SCOPES, NON_KEY_SCOPES, type Scope, intersect, isScope } from '../permissions.ts';
+import { type ModuleName, withoutDisabledScopes } from '../modules.ts';
+import { KEY_GRANTABLE_SCOPES, NON_KEY_SCOPES, type OrgRole, type Scope, intersect, isScope } from '../permissions.ts';
+import { orgScopes } from './tenancy.ts';
 
 /**
  * What the caller may put on a key: grantable scopes it holds itself, in the space and at
@@ -49,6 +51,62 @@ export async function insertApiKey(
     expires_at: input.expiresAt,
   });
   return { key, row };
+}
+
+/** Who makes or revokes keys in a space, and what they hold there. */
+export interface KeyHolder {
+  orgId: string;
+  space: Pick<Space, 'id' | 'kind'>;
+  orgRole: OrgRole | undefined;
+  userId: string;
+  /** The person's effective permissions in the space. */
+  scopes: ReadonlySet<Scope>;
+  /** The modules that run (MODULES): scopes of the others are nobody's. */
+  modules: ReadonlySet<ModuleName>;
+}
+
+/** The scopes the holder can put on a key (none in a personal space, which takes no keys). */
+export function availableKeyScopes(h: KeyHolder): Scope[] {
+  return h.space.kind === 'personal' ? [] : grantableBy(h.scopes, withoutDisabledScopes(orgScopes(h.orgRole), h.modules));
+}
+
+/**
+ * Creates a key (`POST /api/api-keys` and the console's form): refused in a personal space, with
+ * an expiry not in the future (400 naming `expiresAt`), or with a scope no key can carry; the
+ * raw key is returned this once.
+ */
+export async function createApiKey(knex: Knex, h: KeyHolder, req: { name: string; scopes?: string[]; expiresAt: Date | null }): Promise<{ key: string; row: ApiKey }> {
+  if (h.space.kind === 'personal') throw problem('personal_space_takes_no_keys', 'API keys cannot be created in a personal space');
+  if (req.expiresAt && req.expiresAt.getTime() <= Date.now()) {
+    throw problem('validation_failed', {
+      detail: 'expiresAt must be in the future',
+      errors: [{ field: 'expiresAt', code: 'out_of_range', message: 'expiresAt must be in the future' }],
+    });
+  }
+  const scopes = keyScopesFor(req.scopes, availableKeyScopes(h));
+  return insertApiKey(knex, { orgId: h.orgId, spaceId: h.space.id, userId: h.userId, name: req.name, scopes, expiresAt: req.expiresAt });
+}
+
+/** The space's keys still in force (neither revoked nor expired). */
+export function liveApiKeys(knex: Knex, orgId: string, spaceId: string): Knex.QueryBuilder {
+  return knex('api_keys')
+    .where({ org_id: orgId, space_id: spaceId })
+    .whereNull('revoked_at')
+    .where((w) => w.whereNull('expires_at').orWhere('expires_at', '>', new Date()));
+}
+
+/**
+ * Revokes a key of the space at once (`DELETE /api/api-keys/{id}` and the console): the holder's
+ * own, or anyone's with `spaces:write`; 404 for an unknown or already revoked key.
+ */
+export async function revokeApiKey(knex: Knex, h: Pick<KeyHolder, 'orgId' | 'space' | 'userId' | 'scopes'>, id: string): Promise<ApiKey> {
+  const key = await ApiKey.query(knex).findOne({ id, org_id: h.orgId, space_id: h.space.id });
+  if (!key || key.revoked_at) throw problem('not_found', 'No such API key');
+  if (key.created_by !== h.userId && !h.scopes.has('spaces:write')) {
+    throw problem('forbidden', "Only the key's creator or a space admin can revoke it");
+  }
+  await ApiKey.query(knex).patch({ revoked_at: new Date() }).where({ id: key.id });
+  return key;
 }
 
 /** The live key for a bearer value, or undefined. Malformed values never reach the database. */

@@ -4,8 +4,11 @@
 import type { Knex } from 'knex';
 import { sha256Hex } from '../crypto.ts';
 import { newToken } from '../ids.ts';
+import { problem } from '../errors.ts';
 import { findSpace, orgRole, spaceScopes } from '../identity/tenancy.ts';
-import type { ConnectionOwner, ConnectionRow } from './connections.ts';
+import type { Integration } from './auths.ts';
+import { authOf } from './connect.ts';
+import { type ConnectionOwner, type ConnectionRow, ownedConnections } from './connections.ts';
 
 export const CONNECT_LINK_TTL_MS = 10 * 60_000;
 
@@ -46,6 +49,33 @@ export async function createConnectSession(knex: Knex, publicUrl: string, req: C
   const url = new URL('/api/integrations/connect/start', publicUrl);
   url.searchParams.set('token', token);
   return { connect_url: url.toString(), expiresAt: expiresAt.toISOString() };
+}
+
+/**
+ * A link for `owner` to connect one auth of `integration` (404 for an auth it does not have), or
+ * to reconnect `connectionId` in place, which must be one of the owner's of that auth (404
+ * naming it otherwise): `POST .../connect/session` and the console's connect buttons.
+ */
+export async function requestConnectLink(
+  knex: Knex,
+  publicUrl: string,
+  where: { orgId: string; spaceId: string; owner: ConnectionOwner },
+  integration: Integration,
+  authKey: string,
+  opts: { scopes?: string[]; connectionId?: string } = {},
+): Promise<{ connect_url: string; expiresAt: string }> {
+  const auth = authOf(integration, authKey);
+  if (opts.connectionId) {
+    const existing = await ownedConnections(knex, where).where({ id: opts.connectionId, integration_package_id: integration.id, auth_key: auth.key }).first();
+    if (!existing) throw problem('not_found', { detail: `No connection ${opts.connectionId} of yours for this auth`, param: 'connection_id' });
+  }
+  return createConnectSession(knex, publicUrl, {
+    ...where,
+    integrationId: integration.id,
+    authKey: auth.key,
+    scopes: opts.scopes ? [...new Set(opts.scopes)] : undefined,
+    connectionId: opts.connectionId,
+  });
 }
 
 /**

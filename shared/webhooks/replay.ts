@@ -9,6 +9,7 @@ import type { Knex } from 'knex';
 import { outboxHeld, retryNow } from '../../temporal/contract/webhooks.ts';
 import { deliveryWorkflowId, startDeliverWebhookWorkflow } from '../../temporal/starters/deliver-webhook.ts';
 import { outboxWorkflowId } from '../../temporal/starters/webhook-outbox.ts';
+import { problem } from '../errors.ts';
 import { WEBHOOK_EVENT_TYPES } from '../events/publish.ts';
 
 /** Events one replay call queues at most; the rest is left for a call from `nextSince`. */
@@ -152,4 +153,36 @@ export async function replayWindow(knex: Knex, workflows: Client, hook: ReplayHo
     truncated,
     nextSince: truncated ? found[REPLAY_MAX_EVENTS].occurred_at.toISOString() : null,
   };
+}
+
+/**
+ * One delivery's event sent again now (`POST /api/webhooks/{id}/deliveries/{deliveryId}/retry`
+ * and the console's retry button): 404 for a delivery of another webhook or an event no longer
+ * stored, 409 while the webhook is disabled (except for `test.ping`).
+ */
+export async function retryDelivery(knex: Knex, workflows: Client, hook: { id: string; org_id: string; enabled: boolean }, deliveryId: string) {
+  const delivery = await knex('webhook_deliveries').where({ id: deliveryId, webhook_id: hook.id }).first();
+  if (!delivery) throw problem('not_found', 'No such delivery of this webhook');
+  if (!hook.enabled && delivery.event_type !== 'test.ping') throw problem('conflict', 'The webhook is disabled: enable it before retrying its deliveries');
+  const event = await knex('events').where({ id: delivery.event_id, org_id: hook.org_id }).first('id');
+  if (!event) throw problem('not_found', "The delivery's event is no longer stored");
+  const attempt = (await nextAttempts(knex, hook.id, [event.id])).get(event.id)!;
+  const outcome = await retryDeliveryNow(workflows, event.id, hook.id, attempt);
+  return { object: 'webhook_delivery_retry' as const, webhookId: hook.id, eventId: event.id as string, attempt: outcome === 'started' ? attempt : null, running: outcome === 'running' };
+}
+
+/**
+ * Every event of `[since, until)` (until: now) sent again (`POST /api/webhooks/{id}/replay` and
+ * the console's replay form): 400 naming the field when the window is empty, 409 while the
+ * webhook is disabled.
+ */
+export async function replayWebhook(knex: Knex, workflows: Client, hook: ReplayHook & { enabled: boolean }, req: { since: Date; until?: Date; failedOnly: boolean }): Promise<ReplayResult> {
+  const until = req.until ?? new Date();
+  if (until <= req.since) {
+    const message = req.until ? 'until must be later than since' : 'since must be in the past';
+    const field = req.until ? 'until' : 'since';
+    throw problem('validation_failed', { detail: message, errors: [{ field, code: 'invalid_value', message }] });
+  }
+  if (!hook.enabled) throw problem('conflict', 'The webhook is disabled: enable it before replaying events');
+  return replayWindow(knex, workflows, hook, { since: req.since, until, failedOnly: req.failedOnly });
 }

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import type { Browser, Page } from 'playwright-core';
 import { newMember, newOrg, PASSWORD, startTestApi, type TestApi } from '../support/api.ts';
-import { chromiumPresent, type ConsoleSession, consoleSession, launchChromium, screenshot, signInThroughForm } from '../support/console-browser.ts';
+import { chromiumPresent, type ConsoleSession, consoleSession, failureScreenshot, launchChromium, screenshot, signInThroughForm } from '../support/console-browser.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { startTestWorker, workerEnv } from '../support/worker.ts';
@@ -83,7 +83,7 @@ describe('console: runs (browser)', function () {
     await model?.stop();
   });
   afterEach(function () {
-    if (this.currentTest?.state === 'failed' && page) return screenshot(page, `failed-${this.currentTest.title.slice(0, 40).replace(/\W+/g, '-')}`).catch(() => {});
+    if (this.currentTest?.state === 'failed' && page) return failureScreenshot(page, this.currentTest.title).catch(() => {});
   });
 
   it('serves pages under a strict CSP, with CSRF on forms, outside the API document', async () => {
@@ -125,7 +125,9 @@ describe('console: runs (browser)', function () {
     await signInThroughForm(page, api.url, org.email, PASSWORD);
     expect(new URL(page.url()).pathname).to.equal('/console');
     await page.getByRole('link', { name: 'Default' }).click();
-    await page.waitForURL(`${base}/runs`);
+    // A space opens on its overview (console-agents.test.ts); its runs are one link away.
+    await page.waitForURL(`${base}/overview`);
+    await Promise.all([page.waitForURL(`${base}/runs`), page.getByRole('link', { name: 'Runs', exact: true }).click()]);
     expect(await page.textContent('h1')).to.equal('Runs');
   });
 

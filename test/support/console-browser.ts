@@ -3,6 +3,7 @@
 // `securitypolicyviolation` (there must be none), signing in through the sign-in form, and
 // screenshots for docs/console/.
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { PROJECT_ROOT } from '../../shared/project-root.ts';
@@ -64,4 +65,35 @@ export async function signInThroughForm(page: Page, baseUrl: string, email: stri
 export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
   await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true });
+}
+
+/** The page as a failed test left it, for whoever reads the failure: in the temporary folder, never among the docs. */
+export async function failureScreenshot(page: Page, testTitle: string): Promise<void> {
+  const dir = path.join(os.tmpdir(), 'console-test-failures');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${testTitle.slice(0, 60).replace(/\W+/g, '-')}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  console.log(`[console test] the failed page: ${file}`);
+}
+
+/** Marks the page's document, to tell later (`sameDocument`) that what changed came without a reload. */
+export async function markDocument(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    (globalThis as any).__sameDocument = true;
+  });
+}
+
+export async function sameDocument(page: Page): Promise<boolean> {
+  return page.evaluate(() => (globalThis as any).__sameDocument === true);
+}
+
+/** Opens each URL and returns the ones that are not the console's 404 page (or that show `secret`). */
+export async function notNotFound(page: Page, urls: string[], secret?: string): Promise<string[]> {
+  const wrong: string[] = [];
+  for (const url of urls) {
+    const res = await page.goto(url);
+    const ok = res?.status() === 404 && (await page.textContent('h1')) === 'Not found' && !(secret && (await page.content()).includes(secret));
+    if (!ok) wrong.push(`${url} -> ${res?.status()}`);
+  }
+  return wrong;
 }

@@ -46,3 +46,10 @@ export async function importAgent(client: Client, spec: AgentSpec): Promise<void
   const res = await uploadPackage(client, archive);
   if (res.status !== 201) throw new Error(`import of ${spec.name} failed: ${res.status} ${JSON.stringify(res.body)}`);
 }
+
+/** Imports an integration package with these `auths` (SPEC 2.12) through the import route. */
+export async function importIntegration(client: Client, name: string, displayName: string, auths: Record<string, unknown>): Promise<void> {
+  const manifest = { name, version: '1.0.0', type: 'integration', schema_version: '0.3', display_name: displayName, description: 'x', auths };
+  const res = await uploadPackage(client, await zip({ 'manifest.json': JSON.stringify(manifest) }));
+  if (res.status !== 201) throw new Error(`import of ${name} failed: ${res.status} ${res.text}`);
+}

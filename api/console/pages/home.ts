@@ -1,5 +1,5 @@
 // The console's home: the organizations the person belongs to and the spaces they can enter in
-// each (what GET /api/orgs and GET /api/spaces list them), each space leading to its runs.
+// each (what GET /api/orgs and GET /api/spaces list them), each space leading to its overview.
 import { enterableSpaces, type MemberOrganization, memberOrganizations } from '../../../shared/identity/tenancy.ts';
 import { html } from '../html.ts';
 import { sendConsolePage } from '../layout.ts';
@@ -21,7 +21,7 @@ export default definePage({
           { column: 'name', order: 'asc' },
         ]);
         const items = spaces.map(
-          (s) => html`<li><a href="${spaceBase(o.id, s.id)}/runs">${s.name}</a> <span class="muted">${KIND[s.kind] ?? s.kind}</span></li>`,
+          (s) => html`<li><a href="${spaceBase(o.id, s.id)}/overview">${s.name}</a> <span class="muted">${KIND[s.kind] ?? s.kind}</span></li>`,
         );
         return html`<section class="card" aria-labelledby="org-${o.id}"><h2 id="org-${o.id}">${o.name}</h2><p class="muted">You are ${o.role === 'admin' ? 'an admin' : `a ${o.role}`} here.</p><ul class="space-list">${items}</ul></section>`;
       }),

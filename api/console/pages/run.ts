@@ -17,6 +17,7 @@ import { type Html, html } from '../html.ts';
 import { sendConsolePage } from '../layout.ts';
 import { definePage, type PageContext } from '../page.ts';
 import { timelineView } from '../views/timeline.ts';
+import { deliveryResult } from '../views/webhooks.ts';
 import { agentLabel, launcherLabel, launcherNames, runCost, runDuration, runTokens, statusBadge } from '../views/runs.ts';
 
 /** Log lines shown at first; older ones through the API (GET /api/runs/{id}/logs). */
@@ -142,7 +143,7 @@ async function deliveriesPanel(page: PageContext, run: Run): Promise<Html> {
   const rows = await runDeliveries(page.ctx.services.knex, run, reader);
   if (!rows.length) return html`<p class="empty">No delivery yet: no webhook you can see listens to this run's events, or they are on their way.</p>`;
   const body = rows.map(
-    (d) => html`<tr><td><code>${d.eventType}</code></td><td class="url">${d.webhookUrl}</td><td><span class="badge ${d.status === 'success' ? 'status-success' : 'status-failed'}">${d.status === 'success' ? 'Delivered' : 'Failed'}</span>${d.statusCode ? html` <span class="muted">HTTP ${d.statusCode}</span>` : ''}</td><td class="num">${formatDuration(d.latency)}</td><td class="num">${d.attempt}</td><td>${d.error ?? ''}</td><td><time datetime="${d.createdAt}">${formatTime(d.createdAt)}</time></td></tr>`,
+    (d) => html`<tr><td><code>${d.eventType}</code></td><td class="url"><a href="${page.space!.base}/webhooks/${d.webhookId}">${d.webhookUrl}</a></td><td>${deliveryResult(d.status, d.statusCode)}</td><td class="num">${formatDuration(d.latency)}</td><td class="num">${d.attempt}</td><td>${d.error ?? ''}</td><td><time datetime="${d.createdAt}">${formatTime(d.createdAt)}</time></td></tr>`,
   );
   return html`<table class="data"><caption class="visually-hidden">Webhook deliveries of this run</caption><thead><tr><th scope="col">Event</th><th scope="col">Webhook</th><th scope="col">Result</th><th scope="col" class="num">Latency</th><th scope="col" class="num">Attempt</th><th scope="col">Error</th><th scope="col">When</th></tr></thead><tbody>${body}</tbody></table>`;
 }

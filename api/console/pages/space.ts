@@ -1,4 +1,4 @@
-// A space's own address leads to its runs, the page people open first.
+// A space's own address leads to its overview, the page people open first.
 import { definePage, redirect } from '../page.ts';
 
 export default definePage({
@@ -6,6 +6,6 @@ export default definePage({
   path: '/orgs/:orgId/spaces/:spaceId',
   context: 'space',
   handler(page) {
-    redirect(page, `${page.space!.base}/runs`);
+    redirect(page, `${page.space!.base}/overview`);
   },
 });

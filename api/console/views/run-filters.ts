@@ -29,8 +29,8 @@ export const FILTER_PARAMS = ['status', 'agent', 'schedule', 'endUser', 'period'
 
 const AGENT = /^@[a-z0-9][a-z0-9-]*\/[a-z0-9][a-z0-9-]*$/;
 
-/** A datetime-local value (`2025-01-31T14:05`) or an ISO instant, read as UTC. */
-function instant(raw: string): Date | undefined {
+/** A datetime-local value (`2025-01-31T14:05`) or an ISO instant, read as UTC (every time field of the console). */
+export function instant(raw: string): Date | undefined {
   const withZone = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(raw) ? `${raw}Z` : raw;
   const d = new Date(withZone);
   return Number.isNaN(d.getTime()) ? undefined : d;

@@ -1,7 +1,6 @@
-import { withoutDisabledScopes } from '../../../shared/modules.ts';
-import { grantableBy } from '../../../shared/identity/api-keys.ts';
-import { orgScopes } from '../../../shared/identity/tenancy.ts';
+import { availableKeyScopes } from '../../../shared/identity/api-keys.ts';
 import { defineRoute } from '../../route.ts';
+import { keyHolder } from '../../resources/api-keys.ts';
 
 export default defineRoute({
   method: 'get',
@@ -19,7 +18,6 @@ export default defineRoute({
     },
   },
   async handler(ctx) {
-    const { space, scopes, orgRole } = ctx.state.tenancy!;
-    ctx.body = { scopes: space!.kind === 'personal' ? [] : grantableBy(scopes, withoutDisabledScopes(orgScopes(orgRole), ctx.services.config.modules)) };
+    ctx.body = { scopes: availableKeyScopes(keyHolder(ctx)) };
   },
 });

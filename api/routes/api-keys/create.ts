@@ -1,8 +1,6 @@
-import { withoutDisabledScopes } from '../../../shared/modules.ts';
-import { problem } from '../../../shared/errors.ts';
-import { grantableBy, insertApiKey, keyScopesFor } from '../../../shared/identity/api-keys.ts';
-import { orgScopes } from '../../../shared/identity/tenancy.ts';
+import { createApiKey } from '../../../shared/identity/api-keys.ts';
 import { defineRoute } from '../../route.ts';
+import { keyHolder } from '../../resources/api-keys.ts';
 import { dateTime, name } from '../../schemas.ts';
 import { apiKeyDto, apiKeySchema } from '../../../shared/identity/model.ts';
 
@@ -29,24 +27,7 @@ export default defineRoute<{ name: string; scopes?: string[]; expiresAt?: string
   },
   responses: { 201: { description: 'Created; `key` is shown this once', schema: apiKeySchema } },
   async handler(ctx, { body }) {
-    const { space, scopes: held, org, orgRole } = ctx.state.tenancy!;
-    if (space!.kind === 'personal') throw problem('personal_space_takes_no_keys', 'API keys cannot be created in a personal space');
-    const expiresAt = body.expiresAt ? new Date(body.expiresAt) : null;
-    if (expiresAt && expiresAt.getTime() <= Date.now()) {
-      throw problem('validation_failed', {
-        detail: 'expiresAt must be in the future',
-        errors: [{ field: 'expiresAt', code: 'out_of_range', message: 'expiresAt must be in the future' }],
-      });
-    }
-    const scopes = keyScopesFor(body.scopes, grantableBy(held, withoutDisabledScopes(orgScopes(orgRole), ctx.services.config.modules)));
-    const { key, row } = await insertApiKey(ctx.services.knex, {
-      orgId: org!.id,
-      spaceId: space!.id,
-      userId: ctx.state.auth!.userId,
-      name: body.name,
-      scopes,
-      expiresAt,
-    });
+    const { key, row } = await createApiKey(ctx.services.knex, keyHolder(ctx), { name: body.name, scopes: body.scopes, expiresAt: body.expiresAt ? new Date(body.expiresAt) : null });
     ctx.status = 201;
     ctx.body = { ...apiKeyDto(row), key };
   },

@@ -1,5 +1,5 @@
 import type { ApiKey } from '../../../shared/db/models.ts';
-
+import { liveApiKeys } from '../../../shared/identity/api-keys.ts';
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
@@ -18,11 +18,7 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
   responses: { 200: { description: 'List', schema: listOf(apiKeySchema) } },
   async handler(ctx, { query }) {
     const { space, org } = ctx.state.tenancy!;
-    const live = ctx.services
-      .knex('api_keys')
-      .where({ org_id: org!.id, space_id: space!.id })
-      .whereNull('revoked_at')
-      .where((w) => w.whereNull('expires_at').orWhere('expires_at', '>', new Date()));
+    const live = liveApiKeys(ctx.services.knex, org!.id, space!.id);
     const { rows, hasMore } = await cursorPage<ApiKey>(ctx, live, { limit: limitFrom(query.limit, 20, 100), startingAfter: query.startingAfter, endingBefore: query.endingBefore });
     ctx.body = { object: 'list', data: rows.map(apiKeyDto), hasMore };
   },

@@ -1,37 +1,6 @@
-import type { Client } from '@temporalio/client';
-import type { Knex } from 'knex';
-import type { ConnectionRow } from '../../../shared/integrations/connections.ts';
-import { integrationDependencies, integrationReadiness } from '../../../shared/integrations/readiness.ts';
-import { latestVersion } from '../../../shared/packages/store.ts';
-import { disableSchedule } from '../../../shared/schedules/access.ts';
-import type { ScheduleRow } from '../../../shared/schedules/model.ts';
+import { deleteConnection } from '../../../shared/integrations/disconnect.ts';
 import { defineRoute } from '../../route.ts';
 import { connectionIdParam, findCallerConnection } from '../../resources/connections.ts';
-
-/**
- * After `row` was deleted (SPEC 2.8, DESIGN.md 7): the enabled schedules its owner created in its
- * space, whose agent (the latest published version, as a tick resolves it) depends on its
- * integration and which now have no usable connection for it, are disabled with a reason. An
- * end-user's connection concerns no schedule (schedules run as the person who created them).
- */
-async function disableSchedulesThatUsed(knex: Knex, workflows: Client, row: ConnectionRow): Promise<void> {
-  if (row.owner_type !== 'user') return;
-  const schedules = (await knex('schedules').where({ org_id: row.org_id, space_id: row.space_id, created_by: row.owner_id, enabled: true })) as ScheduleRow[];
-  if (schedules.length === 0) return;
-  const owner = { type: 'user' as const, id: row.owner_id };
-  const user = await knex('users').where({ id: row.owner_id }).first('email', 'name');
-  const who = user ? `${user.name} (${user.email})` : row.owner_id;
-  for (const s of schedules) {
-    const manifest = (await latestVersion(knex, s.package_id))?.manifest as Record<string, any> | undefined;
-    if (!manifest || !integrationDependencies(manifest).includes(row.integration_package_id)) continue;
-    const readiness = await integrationReadiness(knex, { orgId: s.org_id, spaceId: s.space_id, owner }, manifest, row.integration_package_id);
-    if (readiness.status === 'ready') continue;
-    const reason =
-      `Disabled on ${new Date().toISOString()}: the connection "${row.label}" (${row.id}) to ${row.integration_package_id}, which its runs used, ` +
-      `was deleted and ${who}, who created the schedule, has no other usable connection to it. Connect one, then enable the schedule again.`;
-    await disableSchedule(knex, workflows, s.id, reason);
-  }
-}
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'delete',
@@ -48,11 +17,7 @@ export default defineRoute<unknown, unknown, { id: string }>({
   responses: { 204: { description: 'Deleted' } },
   async handler(ctx, { params }) {
     const row = await findCallerConnection(ctx, params.id);
-    // One transaction: the connection is never gone while its schedules stay enabled.
-    await ctx.services.knex.transaction(async (trx) => {
-      await trx('connections').where({ id: row.id, org_id: row.org_id }).delete();
-      await disableSchedulesThatUsed(trx, ctx.services.workflows, row);
-    });
+    await deleteConnection(ctx.services.knex, ctx.services.workflows, row);
     ctx.status = 204;
   },
 });

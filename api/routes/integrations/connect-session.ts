@@ -1,9 +1,7 @@
-import { authOf } from '../../../shared/integrations/connect.ts';
-import { createConnectSession } from '../../../shared/integrations/connect-sessions.ts';
-import { problem } from '../../../shared/errors.ts';
+import { requestConnectLink } from '../../../shared/integrations/connect-sessions.ts';
 import { defineRoute } from '../../route.ts';
 import { dateTime } from '../../schemas.ts';
-import { callerConnections, connectionOwner } from '../../resources/connections.ts';
+import { connectionOwner } from '../../resources/connections.ts';
 import { integrationAuthParams, visibleIntegration } from './_shared.ts';
 
 interface Body {
@@ -44,20 +42,9 @@ export default defineRoute<Body, unknown, { scope: string; name: string; authKey
   async handler(ctx, { params, body }) {
     const { org, space } = ctx.state.tenancy!;
     const integration = await visibleIntegration(ctx, params.scope, params.name);
-    const auth = authOf(integration, params.authKey);
-    if (body.connection_id) {
-      const existing = await callerConnections(ctx).where({ id: body.connection_id, integration_package_id: integration.id, auth_key: auth.key }).first();
-      if (!existing) throw problem('not_found', { detail: `No connection ${body.connection_id} of yours for this auth`, param: 'connection_id' });
-    }
+    const where = { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx) };
+    const link = await requestConnectLink(ctx.services.knex, ctx.services.config.publicUrl, where, integration, params.authKey, { scopes: body.scopes, connectionId: body.connection_id });
     ctx.status = 201;
-    ctx.body = await createConnectSession(ctx.services.knex, ctx.services.config.publicUrl, {
-      orgId: org!.id,
-      spaceId: space!.id,
-      integrationId: integration.id,
-      authKey: auth.key,
-      owner: connectionOwner(ctx),
-      scopes: body.scopes ? [...new Set(body.scopes)] : undefined,
-      connectionId: body.connection_id,
-    });
+    ctx.body = link;
   },
 });

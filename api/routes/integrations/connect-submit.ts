@@ -1,6 +1,7 @@
 import { ProblemError } from '../../../shared/errors.ts';
 import { connect } from '../../../shared/integrations/connect.ts';
 import { liveConnectSession } from '../../../shared/integrations/connect-sessions.ts';
+import { notifyConnectionUpdate } from '../../../shared/integrations/connection-events.ts';
 import { readForm } from '../../html/form.ts';
 import { defineRoute } from '../../route.ts';
 import { htmlPage } from './_shared.ts';
@@ -90,6 +91,8 @@ export default defineRoute({
         connectionId: row.connection_id ?? undefined,
         scopes: row.scopes,
       });
+      // Made through a link, outside its owner's requests: the owner's open pages hear of it, as after the OAuth callback.
+      await notifyConnectionUpdate(knex, connection).catch((err) => log.error({ err, requestId: ctx.state.requestId }, 'connection_update not sent'));
       sendSuccess(ctx, integration, connection.label);
     } catch (err) {
       await knex('connect_sessions').where({ token_hash: row.token_hash, used_at: claimedAt }).update({ used_at: null });

@@ -1,7 +1,4 @@
-import { OrgMember } from '../../../shared/db/models.ts';
-import { problem } from '../../../shared/errors.ts';
-import { addOrgMember } from '../../../shared/identity/tenancy.ts';
-import { findUserByEmail } from '../../../shared/identity/users.ts';
+import { addOrgMemberByEmail } from '../../../shared/identity/members.ts';
 import type { OrgRole } from '../../../shared/permissions.ts';
 import { defineRoute } from '../../route.ts';
 import { email, orgRole } from '../../schemas.ts';
@@ -20,16 +17,9 @@ export default defineRoute<{ email: string; role: OrgRole }, unknown, { orgId: s
   body: { type: 'object', additionalProperties: false, required: ['email', 'role'], properties: { email, role: orgRole } },
   responses: { 201: { description: 'Added', schema: orgMemberSchema } },
   async handler(ctx, { body, params }) {
-    const { knex } = ctx.services;
     const role = await callerOrgRole(ctx, params.orgId, { admin: true });
-    if (body.role === 'owner' && role !== 'owner') throw problem('forbidden', 'Only an owner can add an owner');
-    const user = await findUserByEmail(knex, body.email);
-    if (!user) throw problem('not_found', { detail: `No account uses ${body.email}`, param: 'email' });
-    if (await OrgMember.query(knex).findOne({ org_id: params.orgId, user_id: user.id })) {
-      throw problem('already_member', `${user.email} already belongs to this organization`);
-    }
-    const m = await addOrgMember(knex, params.orgId, user.id, body.role);
+    const m = await addOrgMemberByEmail(ctx.services.knex, params.orgId, role, body.email, body.role);
     ctx.status = 201;
-    ctx.body = orgMemberDto({ ...m, email: user.email, name: user.name });
+    ctx.body = orgMemberDto(m);
   },
 });

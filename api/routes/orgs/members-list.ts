@@ -3,14 +3,7 @@ import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { callerOrgRole, orgIdParam } from './_access.ts';
 import { orgMemberDto, orgMemberSchema } from '../../../shared/identity/model.ts';
-
-interface MemberRow {
-  user_id: string;
-  email: string;
-  name: string;
-  role: 'owner' | 'admin' | 'member';
-  created_at: Date;
-}
+import { type OrgMemberRow, orgMembers } from '../../../shared/identity/members.ts';
 
 export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }, { orgId: string }>({
   method: 'get',
@@ -25,13 +18,9 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
   responses: { 200: { description: 'List', schema: listOf(orgMemberSchema) } },
   async handler(ctx, { params, query }) {
     await callerOrgRole(ctx, params.orgId);
-    const members = ctx.services
-      .knex('org_members as m')
-      .join('users as u', 'u.id', 'm.user_id')
-      .where('m.org_id', params.orgId)
-      .select('m.user_id', 'u.email', 'u.name', 'm.role', 'm.created_at');
+    const members = orgMembers(ctx.services.knex, params.orgId);
     // Keyed by the membership's columns, qualified because of the join.
-    const { rows, hasMore } = await cursorPage<MemberRow>(ctx, members, {
+    const { rows, hasMore } = await cursorPage<OrgMemberRow>(ctx, members, {
       key: 'm.user_id',
       createdAt: 'm.created_at',
       limit: limitFrom(query.limit, 20, 100),

@@ -1,12 +1,8 @@
-import { problem } from '../../../shared/errors.ts';
-import { newId } from '../../../shared/ids.ts';
-import { resolveAgent } from '../../../shared/packages/resolve-agent.ts';
-import { type ScheduleRow, scheduleDto, scheduleSchema } from '../../../shared/schedules/model.ts';
-import { checkCron, checkTimezone } from '../../../shared/schedules/spec.ts';
-import { createTemporalSchedule, deleteTemporalSchedule, nextRunAt } from '../../../shared/schedules/temporal.ts';
+import { scheduleSchema } from '../../../shared/schedules/model.ts';
 import { defineRoute } from '../../route.ts';
 import { agentPathParams } from '../../resources/launch.ts';
-import { requireSchedulingRights, scheduleFields, scheduleInput } from './_shared.ts';
+import { createSchedule } from '../../resources/schedules.ts';
+import { scheduleFields } from './_shared.ts';
 
 interface Body {
   name: string;
@@ -36,47 +32,8 @@ export default defineRoute<Body, unknown, { scope: string; name: string }>({
   },
   responses: { 201: { description: 'The schedule', schema: scheduleSchema } },
   async handler(ctx, { body, params }) {
-    const { org, space } = ctx.state.tenancy!;
-    const auth = ctx.state.auth!;
-    const { knex, workflows } = ctx.services;
-    requireSchedulingRights(ctx, 'Scheduling runs');
-    const cron = checkCron(body.cron_expression);
-    const timezone = checkTimezone(body.timezone);
-    const agent = await resolveAgent(knex, org!.id, space!.id, params.scope, params.name);
-    if (!agent) throw problem('not_found', 'No such agent (or it has no published version)');
-    const input = scheduleInput(agent, body.input);
-
-    const id = newId('sch');
-    let temporalCreated = false;
-    let row: ScheduleRow;
-    try {
-      row = await knex.transaction(async (trx) => {
-        const [inserted] = (await trx('schedules')
-          .insert({
-            id,
-            org_id: org!.id,
-            space_id: space!.id,
-            package_id: agent.packageId,
-            name: body.name,
-            cron_expression: cron,
-            timezone,
-            input: JSON.stringify(input),
-            created_by: auth.userId,
-            created_with_key_id: auth.kind === 'api_key' ? auth.key.id : null,
-          })
-          .returning('*')) as ScheduleRow[];
-        // Before the commit: a schedule the workflow service refuses leaves no row behind.
-        await createTemporalSchedule(workflows, { ...inserted, packageId: agent.fullName });
-        temporalCreated = true;
-        return inserted;
-      });
-    } catch (err) {
-      if (temporalCreated) await deleteTemporalSchedule(workflows, id); // the commit failed
-      throw err;
-    }
-    const [scope, pkgName] = agent.fullName.split('/');
-    const next = await nextRunAt(workflows, row);
+    const schedule = await createSchedule(ctx, params.scope, params.name, body);
     ctx.status = 201;
-    ctx.body = scheduleDto({ ...row, scope, pkg_name: pkgName }, next);
+    ctx.body = schedule;
   },
 });

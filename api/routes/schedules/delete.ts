@@ -1,7 +1,6 @@
-import { deleteTemporalSchedule } from '../../../shared/schedules/temporal.ts';
 import { defineRoute } from '../../route.ts';
-import { scheduleAuthority } from './_ownership.ts';
-import { findSchedule, scheduleIdParam } from './_shared.ts';
+import { deleteSchedule } from '../../resources/schedules.ts';
+import { scheduleIdParam } from './_shared.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'delete',
@@ -17,11 +16,7 @@ export default defineRoute<unknown, unknown, { id: string }>({
   params: scheduleIdParam,
   responses: { 204: { description: 'Deleted' } },
   async handler(ctx, { params }) {
-    const schedule = await findSchedule(ctx, params.id);
-    await scheduleAuthority(ctx, schedule); // the creator or an admin of the space
-    // Temporal first: a failure there leaves the schedule whole rather than firing without a row.
-    await deleteTemporalSchedule(ctx.services.workflows, schedule.id);
-    await ctx.services.knex('schedules').where({ id: schedule.id, org_id: schedule.org_id }).delete();
+    await deleteSchedule(ctx, params.id);
     ctx.status = 204;
   },
 });

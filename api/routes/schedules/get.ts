@@ -1,6 +1,7 @@
 import { scheduleSchema } from '../../../shared/schedules/model.ts';
 import { defineRoute } from '../../route.ts';
-import { findSchedule, scheduleDtos, scheduleIdParam } from './_shared.ts';
+import { findSchedule, scheduleDtos } from '../../resources/schedules.ts';
+import { scheduleIdParam } from './_shared.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'get',

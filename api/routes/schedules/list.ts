@@ -2,7 +2,7 @@ import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { type ScheduleWithPackage, scheduleSchema } from '../../../shared/schedules/model.ts';
-import { scheduleDtos, spaceSchedules } from './_shared.ts';
+import { scheduleDtos, spaceSchedules } from '../../resources/schedules.ts';
 
 export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }>({
   method: 'get',

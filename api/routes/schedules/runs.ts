@@ -2,7 +2,8 @@ import { problem } from '../../../shared/errors.ts';
 import { limitFrom, offsetQuery } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { respondWithRunPage, runListResponse, visibleRuns } from '../../resources/runs.ts';
-import { findSchedule, scheduleIdParam } from './_shared.ts';
+import { findSchedule } from '../../resources/schedules.ts';
+import { scheduleIdParam } from './_shared.ts';
 
 export default defineRoute<unknown, { limit?: number; offset: number }, { id: string }>({
   method: 'get',

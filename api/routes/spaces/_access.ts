@@ -1,9 +1,8 @@
 import type { Space } from '../../../shared/db/models.ts';
-import { CustomRole } from '../../../shared/db/models.ts';
 import { problem } from '../../../shared/errors.ts';
 import { narrowScopes } from '../../../shared/identity/access-grants.ts';
-import { customRoleScopes, findSpace, spaceScopes } from '../../../shared/identity/tenancy.ts';
-import { type Scope, SPACE_ROLE_SCOPES, type SpaceRole } from '../../../shared/permissions.ts';
+import { findSpace, spaceScopes } from '../../../shared/identity/tenancy.ts';
+import type { Scope } from '../../../shared/permissions.ts';
 import type { AppContext } from '../../context.ts';
 
 /**
@@ -20,19 +19,6 @@ export async function spaceAccess(ctx: AppContext, spaceId: string, need?: Scope
   const held = narrowScopes(role, { viewAs: tenancy.viewAs });
   if (need && !held.has(need)) throw problem('forbidden', `This operation needs the ${need} permission in the space`);
   return { space, held };
-}
-
-export interface RoleChoice {
-  preset_role?: SpaceRole | null;
-  custom_role_id?: string | null;
-}
-
-/** Scopes a role choice grants; a custom role must belong to the organization (404 otherwise). */
-export async function roleChoiceScopes(ctx: AppContext, orgId: string, choice: RoleChoice): Promise<ReadonlySet<Scope>> {
-  if (choice.preset_role) return SPACE_ROLE_SCOPES[choice.preset_role];
-  const role = await CustomRole.query(ctx.services.knex).findOne({ id: choice.custom_role_id ?? '', org_id: orgId });
-  if (!role) throw problem('not_found', { detail: 'No such custom role in this organization', param: 'custom_role_id' });
-  return customRoleScopes(role);
 }
 
 /** Exactly one of preset_role and custom_role_id. */

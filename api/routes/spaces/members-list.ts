@@ -1,4 +1,5 @@
 import type { SpaceMember } from '../../../shared/db/models.ts';
+import { spaceMembers } from '../../../shared/identity/members.ts';
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
@@ -19,7 +20,7 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
   responses: { 200: { description: 'List', schema: listOf(spaceMemberSchema) } },
   async handler(ctx, { params, query }) {
     const { space } = await spaceAccess(ctx, params.spaceId, 'spaces:read');
-    const members = ctx.services.knex('space_members').where({ space_id: space.id, org_id: space.org_id });
+    const members = spaceMembers(ctx.services.knex, space);
     const { rows, hasMore } = await cursorPage<SpaceMember>(ctx, members, {
       key: 'user_id', // a member has no id of its own
       limit: limitFrom(query.limit, 20, 100),

@@ -1,11 +1,7 @@
-import { SpaceMember } from '../../../shared/db/models.ts';
-import { problem } from '../../../shared/errors.ts';
-import { memberScopes } from '../../../shared/identity/tenancy.ts';
-import { isSubset } from '../../../shared/permissions.ts';
-import { recheckScheduleAccess } from '../../../shared/schedules/access.ts';
+import { type RoleChoice, updateSpaceMember } from '../../../shared/identity/members.ts';
 import { defineRoute } from '../../route.ts';
 import { spaceRole } from '../../schemas.ts';
-import { type RoleChoice, roleChoiceSchema, roleChoiceScopes, spaceAccess } from './_access.ts';
+import { roleChoiceSchema, spaceAccess } from './_access.ts';
 import { spaceMemberDto, spaceMemberSchema } from '../../../shared/identity/model.ts';
 
 export default defineRoute<RoleChoice, unknown, { spaceId: string; userId: string }>({
@@ -31,21 +27,8 @@ export default defineRoute<RoleChoice, unknown, { spaceId: string; userId: strin
   },
   responses: { 200: { description: 'Updated membership', schema: spaceMemberSchema } },
   async handler(ctx, { body, params }) {
-    const { knex } = ctx.services;
     const { space, held } = await spaceAccess(ctx, params.spaceId, 'spaces:write');
-    const current = await SpaceMember.query(knex).findOne({ space_id: space.id, user_id: params.userId, org_id: space.org_id });
-    if (!current) throw problem('not_found', 'No explicit membership for this user in the space');
-    if (params.userId === ctx.state.auth!.userId) throw problem('forbidden', 'You cannot change your own role');
-    const next = await roleChoiceScopes(ctx, space.org_id, body);
-    if (!isSubset(next, held)) throw problem('forbidden', 'The new role grants permissions you do not hold in this space');
-    if (!isSubset(await memberScopes(knex, current), held)) {
-      throw problem('forbidden', 'The member\'s current role holds permissions you could not have granted');
-    }
-    const [updated] = await SpaceMember.query(knex)
-      .patch({ preset_role: body.preset_role ?? null, custom_role_id: body.custom_role_id ?? null })
-      .where({ space_id: space.id, user_id: params.userId })
-      .returning('*');
-    await recheckScheduleAccess(knex, ctx.services.workflows, space.org_id, params.userId);
-    ctx.body = spaceMemberDto(updated as unknown as SpaceMember);
+    const updated = await updateSpaceMember(ctx.services.knex, ctx.services.workflows, { space, held, userId: ctx.state.auth!.userId }, params.userId, body);
+    ctx.body = spaceMemberDto(updated);
   },
 });

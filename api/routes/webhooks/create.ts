@@ -5,7 +5,7 @@ import { encryptSecret } from '../../../shared/secrets.ts';
 import { type WebhookRow, webhookDto, webhookSchema } from '../../../shared/webhooks/model.ts';
 import { generateWebhookSecret } from '../../../shared/webhooks/signature.ts';
 import { defineRoute } from '../../route.ts';
-import { allowed } from './_access.ts';
+import { allowed } from '../../resources/webhooks.ts';
 import { assertWebhookUrl } from './_url.ts';
 
 export const MAX_WEBHOOKS_PER_SCOPE = 20;

@@ -1,5 +1,5 @@
 import { defineRoute } from '../../route.ts';
-import { webhookFor, webhookIdParam } from './_access.ts';
+import { webhookFor, webhookIdParam } from '../../resources/webhooks.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'delete',

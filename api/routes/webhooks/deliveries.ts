@@ -2,7 +2,7 @@ import { type WebhookDeliveryRow, webhookDeliveryDto, webhookDeliverySchema } fr
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
-import { webhookFor, webhookIdParam } from './_access.ts';
+import { webhookFor, webhookIdParam } from '../../resources/webhooks.ts';
 
 export default defineRoute<unknown, { limit?: number; startingAfter?: string; endingBefore?: string }, { id: string }>({
   method: 'get',

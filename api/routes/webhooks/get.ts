@@ -1,6 +1,6 @@
 import { webhookDto, webhookSchema } from '../../../shared/webhooks/model.ts';
 import { defineRoute } from '../../route.ts';
-import { webhookFor, webhookIdParam } from './_access.ts';
+import { webhookFor, webhookIdParam } from '../../resources/webhooks.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'get',

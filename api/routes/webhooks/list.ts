@@ -3,7 +3,7 @@ import { type WebhookRow, webhookDto, webhookSchema } from '../../../shared/webh
 import { cursorPage, cursorQuery, limitFrom } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
-import { allowed } from './_access.ts';
+import { allowed, webhooksOf } from '../../resources/webhooks.ts';
 import { boundSpaceId } from '../../middleware/authenticate.ts';
 
 export default defineRoute<unknown, { spaceId?: string; all?: boolean; limit?: number; startingAfter?: string; endingBefore?: string }>({
@@ -22,7 +22,7 @@ export default defineRoute<unknown, { spaceId?: string; all?: boolean; limit?: n
   async handler(ctx, { query }) {
     const auth = ctx.state.auth!;
     const orgId = ctx.state.tenancy!.org!.id;
-    const q = ctx.services.knex('webhooks').where({ org_id: orgId });
+    let q = ctx.services.knex('webhooks').where({ org_id: orgId });
     const pinned = boundSpaceId(auth);
     if (pinned) {
       const spaceId = pinned;
@@ -34,11 +34,7 @@ export default defineRoute<unknown, { spaceId?: string; all?: boolean; limit?: n
       const orgLevel = await allowed(ctx, 'org', null, 'read');
       const space = query.spaceId && (await allowed(ctx, 'space', query.spaceId, 'read')) ? query.spaceId : null;
       if (query.spaceId && !space) throw problem('forbidden', { detail: 'This needs webhooks:read in that space', param: 'spaceId' });
-      q.where((w) => {
-        w.whereRaw('false');
-        if (orgLevel) w.orWhere({ level: 'org' });
-        if (space) w.orWhere({ level: 'space', space_id: space });
-      });
+      q = webhooksOf(ctx.services.knex, orgId, { org: orgLevel, spaceId: space });
     }
     // Link headers keep `spaceId` and `all`: the next page is of the same list.
     const { rows, hasMore } = await cursorPage<WebhookRow>(ctx, q, { limit: limitFrom(query.limit, 20, 100), startingAfter: query.startingAfter, endingBefore: query.endingBefore });

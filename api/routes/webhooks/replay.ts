@@ -1,8 +1,7 @@
-import { problem } from '../../../shared/errors.ts';
-import { REPLAY_MAX_EVENTS, replayWindow } from '../../../shared/webhooks/replay.ts';
+import { REPLAY_MAX_EVENTS, replayWebhook } from '../../../shared/webhooks/replay.ts';
 import { defineRoute } from '../../route.ts';
 import { dateTime } from '../../schemas.ts';
-import { webhookFor, webhookIdParam } from './_access.ts';
+import { webhookFor, webhookIdParam } from '../../resources/webhooks.ts';
 
 interface Body {
   since: string;
@@ -51,15 +50,9 @@ export default defineRoute<Body, unknown, { id: string }>({
   },
   async handler(ctx, { body, params }) {
     const hook = await webhookFor(ctx, params.id, 'write');
-    const since = new Date(body.since);
-    const until = body.until ? new Date(body.until) : new Date();
-    if (until <= since) {
-      const message = body.until ? 'until must be later than since' : 'since must be in the past';
-      const field = body.until ? 'until' : 'since';
-      throw problem('validation_failed', { detail: message, errors: [{ field, code: 'invalid_value', message }] });
-    }
-    if (!hook.enabled) throw problem('conflict', 'The webhook is disabled: enable it before replaying events');
+    const span = { since: new Date(body.since), until: body.until ? new Date(body.until) : undefined, failedOnly: body.status === 'failed' };
+    const replayed = await replayWebhook(ctx.services.knex, ctx.services.workflows, hook, span);
     ctx.status = 202;
-    ctx.body = await replayWindow(ctx.services.knex, ctx.services.workflows, hook, { since, until, failedOnly: body.status === 'failed' });
+    ctx.body = replayed;
   },
 });

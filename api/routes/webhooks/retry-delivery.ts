@@ -1,7 +1,6 @@
-import { problem } from '../../../shared/errors.ts';
-import { nextAttempts, retryDeliveryNow } from '../../../shared/webhooks/replay.ts';
+import { retryDelivery } from '../../../shared/webhooks/replay.ts';
 import { defineRoute } from '../../route.ts';
-import { webhookFor } from './_access.ts';
+import { webhookFor } from '../../resources/webhooks.ts';
 
 export default defineRoute<unknown, unknown, { id: string; deliveryId: string }>({
   method: 'post',
@@ -37,15 +36,8 @@ export default defineRoute<unknown, unknown, { id: string; deliveryId: string }>
   },
   async handler(ctx, { params }) {
     const hook = await webhookFor(ctx, params.id, 'write');
-    const { knex, workflows } = ctx.services;
-    const delivery = await knex('webhook_deliveries').where({ id: params.deliveryId, webhook_id: hook.id }).first();
-    if (!delivery) throw problem('not_found', 'No such delivery of this webhook');
-    if (!hook.enabled && delivery.event_type !== 'test.ping') throw problem('conflict', 'The webhook is disabled: enable it before retrying its deliveries');
-    const event = await knex('events').where({ id: delivery.event_id, org_id: hook.org_id }).first('id');
-    if (!event) throw problem('not_found', "The delivery's event is no longer stored");
-    const attempt = (await nextAttempts(knex, hook.id, [event.id])).get(event.id)!;
-    const outcome = await retryDeliveryNow(workflows, event.id, hook.id, attempt);
+    const retried = await retryDelivery(ctx.services.knex, ctx.services.workflows, hook, params.deliveryId);
     ctx.status = 202;
-    ctx.body = { object: 'webhook_delivery_retry', webhookId: hook.id, eventId: event.id, attempt: outcome === 'started' ? attempt : null, running: outcome === 'running' };
+    ctx.body = retried;
   },
 });

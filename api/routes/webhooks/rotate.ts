@@ -1,10 +1,6 @@
-import { decryptSecret, encryptSecret } from '../../../shared/secrets.ts';
-import { generateWebhookSecret } from '../../../shared/webhooks/signature.ts';
+import { MAX_ROTATION_WINDOW_SECONDS, rotateWebhookSecret } from '../../../shared/webhooks/rotate.ts';
 import { defineRoute } from '../../route.ts';
-import { webhookFor, webhookIdParam } from './_access.ts';
-
-export const DEFAULT_ROTATION_WINDOW_SECONDS = 604_800;
-export const MAX_ROTATION_WINDOW_SECONDS = 30 * 86_400;
+import { webhookFor, webhookIdParam } from '../../resources/webhooks.ts';
 
 export default defineRoute<{ windowSeconds?: number }, unknown, { id: string }>({
   method: 'post',
@@ -33,14 +29,7 @@ export default defineRoute<{ windowSeconds?: number }, unknown, { id: string }>(
     },
   },
   async handler(ctx, { body, params }) {
-    const { knex, config } = ctx.services;
     const hook = await webhookFor(ctx, params.id, 'write');
-    const previous = decryptSecret(config.secretsKey, hook.secret_enc);
-    const secret = generateWebhookSecret();
-    const endsAt = new Date(Date.now() + (body.windowSeconds ?? DEFAULT_ROTATION_WINDOW_SECONDS) * 1000);
-    await knex('webhooks')
-      .where({ id: hook.id, org_id: hook.org_id })
-      .update({ secret_enc: encryptSecret(config.secretsKey, secret), secret_previous_enc: hook.secret_enc, rotation_window_ends_at: endsAt, updated_at: new Date() });
-    ctx.body = { secret, secretPrevious: previous, rotationWindowEndsAt: endsAt.toISOString() };
+    ctx.body = await rotateWebhookSecret(ctx.services.knex, ctx.services.config.secretsKey, hook, body.windowSeconds);
   },
 });

@@ -1,6 +1,6 @@
 import { sendTestPing } from '../../../shared/webhooks/test-ping.ts';
 import { defineRoute } from '../../route.ts';
-import { webhookFor, webhookIdParam } from './_access.ts';
+import { webhookFor, webhookIdParam } from '../../resources/webhooks.ts';
 
 export default defineRoute<unknown, unknown, { id: string }>({
   method: 'post',

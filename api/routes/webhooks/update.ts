@@ -1,6 +1,6 @@
 import { type WebhookRow, webhookDto, webhookSchema } from '../../../shared/webhooks/model.ts';
 import { defineRoute } from '../../route.ts';
-import { webhookFor, webhookIdParam } from './_access.ts';
+import { webhookFor, webhookIdParam } from '../../resources/webhooks.ts';
 import { assertWebhookUrl } from './_url.ts';
 import { webhookFields } from './create.ts';
 
