@@ -1,16 +1,6 @@
-// How the console writes numbers, times and durations, the same on every page (and in the
-// browser, where console.js updates a ticking duration with the same rules).
-
-/** `850 ms`, `12.4 s`, `3 min 05 s`, `2 h 07 min`. */
-export function formatDuration(ms: number | null | undefined): string {
-  if (ms === null || ms === undefined || !Number.isFinite(ms)) return '—';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  const s = ms / 1000;
-  if (s < 60) return `${s.toFixed(1)} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${String(Math.floor(s % 60)).padStart(2, '0')} s`;
-  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
-}
+// How the console writes numbers, times and durations, the same on every page. Durations come
+// from assets/lib/format.js: the browser ticks a running duration with that same module.
+export { formatDuration } from './assets/lib/format.js';
 
 /** USD with enough digits to tell small model costs apart: `$0.00042`, `$1.27`. */
 export function formatCost(usd: number | null | undefined): string {

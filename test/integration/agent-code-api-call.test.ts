@@ -7,24 +7,15 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { zip } from '../fixtures/packages/build.ts';
-import { type Client, newOrg } from '../support/api.ts';
-import { type RecordedRequest, toolCall } from '../support/fake-model.ts';
-import { agentManifest, uploadPackage } from '../support/packages.ts';
-import { type RunServices, startRunServices } from '../support/run-services.ts';
+import { newOrg } from '../support/api.ts';
+import { lastToolResult, toolCall } from '../support/fake-model.ts';
+import { agentManifest, authorizationAuth, importIntegration, importManifest } from '../support/packages.ts';
+import { addFakeModel, type RunServices, startRunServices } from '../support/run-services.ts';
 import { createKnex } from '../../shared/db/knex.ts';
 import { stack } from '../support/stack.ts';
 
 const TOKEN = `tok-${randomBytes(12).toString('hex')}`;
 const HEADER_VALUE = `Token ${TOKEN}`;
-const lastToolResult = (req: RecordedRequest) => req.body.messages.filter((m: any) => m.role === 'tool').at(-1)?.content as string;
-
-async function importManifest(client: Client, manifest: Record<string, unknown>): Promise<void> {
-  const files: Record<string, string> = { 'manifest.json': JSON.stringify(manifest) };
-  if (manifest.type === 'agent') files['prompt.md'] = 'Run the script.';
-  const res = await uploadPackage(client, await zip(files));
-  if (res.status !== 201) throw new Error(`import of ${manifest.name} failed: ${res.status} ${res.text}`);
-}
 
 describe('agents that run code: api-call from programs (issue 31)', function () {
   this.timeout(120_000);
@@ -48,28 +39,12 @@ describe('agents that run code: api-call from programs (issue 31)', function () 
     port = (target.address() as AddressInfo).port;
     services = await startRunServices({ output: { done: true } });
     org = await newOrg(services.api, 'codeapicall');
-    await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: services.model.url, model: 'm', isDefault: true });
-    await importManifest(org.client, {
-      name: '@codeapi/crm',
-      version: '1.0.0',
-      type: 'integration',
-      schema_version: '0.3',
-      display_name: 'CRM',
-      description: 'x',
-      _meta: { 'dev.service/api': {} },
-      auths: {
-        main: {
-          type: 'custom',
-          credentials: { schema: { type: 'object', required: ['token'], properties: { token: { type: 'string' } } } },
-          authorized_uris: [`http://127.0.0.1:${port}/v1/**`],
-          delivery: { http: { in: 'header', name: 'Authorization', prefix: 'Token ', value: '{$credential.token}' } },
-        },
-      },
-    });
+    await addFakeModel(org.client, services.model);
+    await importIntegration(org.client, '@codeapi/crm', 'CRM', { main: authorizationAuth([`http://127.0.0.1:${port}/v1/**`], 'token', 'Token ') }, { _meta: { 'dev.service/api': {} } });
     await importManifest(org.client, {
       ...agentManifest({ name: '@codeapi/agent', runtimeTools: ['output', 'bash'], input: { type: 'object', properties: { case: { type: 'string' } } }, dependencies: { integrations: { '@codeapi/crm': '^1.0.0' } } }),
       integrations_configuration: { '@codeapi/crm': { tools: ['api_call'] } },
-    });
+    }, 'Run the script.');
     const conn = await org.client.post('/api/integrations/@codeapi/crm/auths/main/connect/fields', { credentials: { token: TOKEN } });
     expect(conn.status, conn.text).to.equal(201);
   });
@@ -153,14 +128,14 @@ describe('agents that run code: api-call from programs (issue 31)', function () 
     try {
       const steps = await knex('run_steps').where({ run_id: done.id }).orderBy('seq').select('kind', 'name', 'response');
       expect(steps.map((s) => `${s.kind}:${s.name}`)).to.deep.equal([
-        'model:m',
+        'model:fake-1',
         'program:api_call',
         'program:api_call',
         'program:api_call',
         'program:api_call',
         'program:api_call',
         'tool:bash',
-        'model:m',
+        'model:fake-1',
         'tool:output',
       ]);
       expect(JSON.stringify(steps)).to.not.include(TOKEN);

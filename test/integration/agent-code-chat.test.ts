@@ -3,39 +3,31 @@
 // without `bash` is still offered no tool (chat.test.ts).
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { newOrg, startTestApi, type TestApi } from '../support/api.ts';
-import { FakeModel, type RecordedRequest, textAnswer, toolCall } from '../support/fake-model.ts';
+import { newOrg } from '../support/api.ts';
+import { lastToolResult, type RecordedRequest, textAnswer, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
-import { startTestWorker, workerEnv } from '../support/worker.ts';
-
-const lastToolResult = (req: RecordedRequest) => req.body.messages.filter((m: any) => m.role === 'tool').at(-1)?.content as string;
+import { addFakeModel, type ModelServices, startModelServices } from '../support/run-services.ts';
 
 describe('agents that run code: chat turns (issue 31)', function () {
   this.timeout(120_000);
-  let api: TestApi;
-  let model: FakeModel;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
+  let services: ModelServices;
   let org: Awaited<ReturnType<typeof newOrg>>;
 
   before(async () => {
-    model = await new FakeModel().start();
-    api = await startTestApi(workerEnv());
-    worker = await startTestWorker();
-    org = await newOrg(api, 'codechat');
-    await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
+    services = await startModelServices();
+    org = await newOrg(services.api, 'codechat');
+    await addFakeModel(org.client, services.model);
     await importAgent(org.client, { name: '@codechat/shell', prompt: 'You help with files.', runtimeTools: ['bash'], timeout: 60 });
   });
   after(async () => {
-    await worker?.stop();
-    await api?.close();
-    await model?.stop();
+    await services?.stop();
   });
 
   it('runs a command in the turn and answers with its output', async () => {
     const marker = `chat-${randomBytes(4).toString('hex')}`;
     const seen: RecordedRequest[] = [];
     let result: any;
-    model.script(marker, [
+    services.model.script(marker, [
       (req) => {
         seen.push(req);
         return toolCall('bash', { command: 'echo "sum=$((2+3))"; pwd; api-call @any/thing GET http://example.com 2>&1; echo "api-call=$?"' });

@@ -6,15 +6,15 @@
 // be the README's `result` block.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { freePort } from '../../shared/stack/ports.ts';
 import { zip } from '../fixtures/packages/build.ts';
 import { Client, newKey, newOrg } from '../support/api.ts';
-import { type RecordedRequest, toolCall } from '../support/fake-model.ts';
+import { lastToolResult, toolCall } from '../support/fake-model.ts';
 import { uploadPackage } from '../support/packages.ts';
-import { type RunServices, startRunServices } from '../support/run-services.ts';
+import { addFakeModel, type RunServices, startRunServices } from '../support/run-services.ts';
 
 const README = path.resolve(import.meta.dirname, '..', '..', 'README.md');
 const HAS_PYTHON = fs.existsSync('/usr/bin/python3');
@@ -27,16 +27,6 @@ function titledBlocks(): Record<string, string> {
   for (const m of text.matchAll(/^```\w+ title="([^"]+)"\n([\s\S]*?)^```$/gm)) blocks[m[1]] = m[2];
   return blocks;
 }
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-const lastToolResult = (req: RecordedRequest) => req.body.messages.filter((m: any) => m.role === 'tool').at(-1)?.content as string;
 
 /** Runs `script` in bash in `cwd`; its stdout, or the failure with its stderr. */
 function bash(script: string, cwd: string, env: Record<string, string>): Promise<string> {
@@ -89,8 +79,7 @@ describe("README's worked example: an agent that runs a skill's script (issue 31
     }
 
     const org = await newOrg(services.api, 'readme');
-    const created = await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: services.model.url, model: 'm', isDefault: true });
-    expect(created.status, created.text).to.equal(201);
+    await addFakeModel(org.client, services.model);
     const key = await newKey(services.api, org.client);
 
     // What a model does with that prompt: the command SKILL.md gives, then the printed JSON as the output.

@@ -21,10 +21,10 @@ import { createKnex } from '../../shared/db/knex.ts';
 import { fileStorage } from '../../shared/files/configured-storage.ts';
 import { DiskStorage } from '../../shared/files/disk-storage.ts';
 import type { FileStorage } from '../../shared/files/storage.ts';
-import { zip } from '../fixtures/packages/build.ts';
-import { type Client, newOrg, startTestApi, type TestApi } from '../support/api.ts';
-import { FakeModel, type RecordedRequest, toolCall } from '../support/fake-model.ts';
-import { agentManifest, uploadPackage } from '../support/packages.ts';
+import { newOrg, startTestApi, type TestApi } from '../support/api.ts';
+import { FakeModel, lastToolResult, toolCall } from '../support/fake-model.ts';
+import { agentManifest, authorizationAuth, importIntegration, importManifest } from '../support/packages.ts';
+import { addFakeModel } from '../support/run-services.ts';
 import { stack } from '../support/stack.ts';
 import { spawnWorkerProcess, workerEnv } from '../support/worker.ts';
 
@@ -34,15 +34,6 @@ function gate<T = void>() {
     open = r;
   });
   return { opened, open };
-}
-
-const lastToolResult = (req: RecordedRequest) => req.body.messages.filter((m: any) => m.role === 'tool').at(-1)?.content as string;
-
-async function importManifest(client: Client, manifest: Record<string, unknown>): Promise<void> {
-  const files: Record<string, string> = { 'manifest.json': JSON.stringify(manifest) };
-  if (manifest.type === 'agent') files['prompt.md'] = 'Work in your workspace.';
-  const res = await uploadPackage(client, await zip(files));
-  if (res.status !== 201) throw new Error(`import of ${manifest.name} failed: ${res.status} ${res.text}`);
 }
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 30_000): Promise<T> {
@@ -102,24 +93,8 @@ describe('agents that run code: a workspace that survives the worker (issue 31)'
     model = await new FakeModel().start();
     api = await startTestApi(workerEnv());
     org = await newOrg(api, 'coderesume');
-    await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
-    await importManifest(org.client, {
-      name: '@coderesume/crm',
-      version: '1.0.0',
-      type: 'integration',
-      schema_version: '0.3',
-      display_name: 'CRM',
-      description: 'x',
-      _meta: { 'dev.service/api': {} },
-      auths: {
-        main: {
-          type: 'custom',
-          credentials: { schema: { type: 'object', required: ['token'], properties: { token: { type: 'string' } } } },
-          authorized_uris: [`${base}/**`],
-          delivery: { http: { in: 'header', name: 'Authorization', prefix: 'Token ', value: '{$credential.token}' } },
-        },
-      },
-    });
+    await addFakeModel(org.client, model);
+    await importIntegration(org.client, '@coderesume/crm', 'CRM', { main: authorizationAuth([`${base}/**`], 'token', 'Token ') }, { _meta: { 'dev.service/api': {} } });
     await importManifest(org.client, {
       ...agentManifest({
         name: '@coderesume/agent',
@@ -129,7 +104,7 @@ describe('agents that run code: a workspace that survives the worker (issue 31)'
         dependencies: { integrations: { '@coderesume/crm': '^1.0.0' } },
       }),
       integrations_configuration: { '@coderesume/crm': { tools: ['api_call'] } },
-    });
+    }, 'Work in your workspace.');
     // The connection is made by a workflow: the worker the first run will lose serves it.
     first = worker();
     const conn = await org.client.post('/api/integrations/@coderesume/crm/auths/main/connect/fields', { credentials: { token: 'resume-token' } });

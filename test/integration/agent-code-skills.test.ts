@@ -6,10 +6,10 @@ import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
 import { zip } from '../fixtures/packages/build.ts';
-import { Client, newOrg, startTestApi, type TestApi } from '../support/api.ts';
-import { FakeModel, type RecordedRequest, toolCall } from '../support/fake-model.ts';
+import { Client, newOrg } from '../support/api.ts';
+import { lastToolResult, type RecordedRequest, toolCall } from '../support/fake-model.ts';
 import { importAgent, uploadPackage } from '../support/packages.ts';
-import { startTestWorker, workerEnv } from '../support/worker.ts';
+import { addFakeModel, type ModelServices, startModelServices } from '../support/run-services.ts';
 
 const PYTHON = fs.existsSync('/usr/bin/python3');
 const SKILL = '@codeskill/csv-upper';
@@ -20,22 +20,16 @@ const INPUT = {
   properties: { marker: { type: 'string' }, data: { type: 'string', format: 'file' } },
 };
 const inputOf = (req: RecordedRequest) => JSON.parse(req.body.messages.find((m: any) => m.role === 'user').content);
-const lastToolResult = (req: RecordedRequest) => req.body.messages.filter((m: any) => m.role === 'tool').at(-1)?.content as string;
 
 describe('agents that run code: skills as files (issue 31)', function () {
   this.timeout(120_000);
-  let api: TestApi;
-  let model: FakeModel;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
+  let services: ModelServices;
   let org: Awaited<ReturnType<typeof newOrg>>;
 
   before(async () => {
-    model = await new FakeModel().start();
-    api = await startTestApi(workerEnv());
-    worker = await startTestWorker({ SANDBOX_WARM_POOL: '0' });
-    org = await newOrg(api, 'codeskills');
-    const created = await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'fake-1', apiKey: 'sk-x', isDefault: true });
-    expect(created.status, created.text).to.equal(201);
+    services = await startModelServices({ workerEnv: { SANDBOX_WARM_POOL: '0' } });
+    org = await newOrg(services.api, 'codeskills');
+    await addFakeModel(org.client, services.model);
     const skill = await zip({
       'manifest.json': JSON.stringify({
         name: SKILL,
@@ -61,16 +55,14 @@ describe('agents that run code: skills as files (issue 31)', function () {
     });
   });
   after(async () => {
-    await worker?.stop();
-    await api?.close();
-    await model?.stop();
+    await services?.stop();
   });
 
   async function upload(name: string, contentType: string, bytes: Buffer): Promise<string> {
     const res = await org.client.post('/api/uploads', { name, contentType, size: bytes.length });
     expect(res.status, res.text).to.equal(201);
     const u = new URL(res.body.uploadUrl);
-    const put = await new Client(api.url).request('PUT', u.pathname + u.search, { raw: bytes, headers: { 'content-type': 'application/octet-stream' } });
+    const put = await new Client(services.api.url).request('PUT', u.pathname + u.search, { raw: bytes, headers: { 'content-type': 'application/octet-stream' } });
     expect(put.status, put.text).to.equal(200);
     return res.body.id;
   }
@@ -88,7 +80,7 @@ describe('agents that run code: skills as files (issue 31)', function () {
     const seen: RecordedRequest[] = [];
     const results: any[] = [];
     const dir = `/workspace/.skills/${SKILL}`;
-    model.script(marker, [
+    services.model.script(marker, [
       (req) => {
         seen.push(req);
         return toolCall('bash', { command: `cd ${dir} && ${PYTHON ? 'python3' : 'sh'} ${SCRIPT} ${inputOf(req).data} /workspace/output/people-upper.csv` });

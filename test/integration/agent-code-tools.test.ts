@@ -6,44 +6,35 @@
 import fs from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { expect } from 'chai';
-import { newOrg, startTestApi, type TestApi } from '../support/api.ts';
-import { FakeModel, type RecordedRequest, toolCall } from '../support/fake-model.ts';
+import { newOrg } from '../support/api.ts';
+import { lastToolResult, type RecordedRequest, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
-import { startTestWorker, workerEnv } from '../support/worker.ts';
+import { addFakeModel, type ModelServices, startModelServices } from '../support/run-services.ts';
 
 const INPUT = { type: 'object', properties: { marker: { type: 'string' } } };
-/** The content of the last tool message the runtime sent back. */
-const lastToolResult = (req: RecordedRequest) => req.body.messages.filter((m: any) => m.role === 'tool').at(-1)?.content as string;
 const DISK_MB = 16;
 
 describe('agents that run code: bash and the workspace tools (issue 31)', function () {
   this.timeout(120_000);
-  let api: TestApi;
-  let model: FakeModel;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
+  let services: ModelServices;
   let org: Awaited<ReturnType<typeof newOrg>>;
 
   before(async () => {
-    model = await new FakeModel().start();
-    api = await startTestApi(workerEnv());
     // Warm sandboxes (the default pool) serve these runs: their folders have the code layout.
-    worker = await startTestWorker({ PLATFORM_RUN_LIMITS: JSON.stringify({ agent_disk_ceiling_mb: DISK_MB }) });
-    org = await newOrg(api, 'agentcode');
-    const created = await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'fake-1', apiKey: 'sk-x', isDefault: true });
-    expect(created.status, created.text).to.equal(201);
+    services = await startModelServices({ workerEnv: { PLATFORM_RUN_LIMITS: JSON.stringify({ agent_disk_ceiling_mb: DISK_MB }) } });
+    org = await newOrg(services.api, 'agentcode');
+    await addFakeModel(org.client, services.model);
     await importAgent(org.client, { name: '@code/shell', input: INPUT, runtimeTools: ['output', 'bash'], timeout: 120 });
   });
   after(async () => {
-    await worker?.stop();
-    await api?.close();
-    await model?.stop();
+    await services?.stop();
   });
 
   /** Runs the agent with a fresh marker scripted with `steps`; the finished run, its logs and the model's requests. */
   async function run(steps: Array<(req: RecordedRequest) => unknown>) {
     const marker = `code-${randomBytes(4).toString('hex')}`;
     const seen: RecordedRequest[] = [];
-    model.script(
+    services.model.script(
       marker,
       steps.map((step) => (req: RecordedRequest) => {
         seen.push(req);

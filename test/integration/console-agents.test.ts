@@ -6,15 +6,14 @@
 // against the API's own counts, tenancy (another organization's agent is the 404 page), no CSP
 // violation, and the landmarks and labels of ariaSnapshot(). Screenshots go to docs/console/.
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { formatCost } from '../../api/console/format.ts';
 import { freePort } from '../../shared/stack/ports.ts';
-import { zip } from '../fixtures/packages/build.ts';
-import { type Client, newOrg, PASSWORD, startTestApi, type TestApi } from '../support/api.ts';
-import { chromiumPresent, type ConsoleSession, consoleSession, failureScreenshot, launchChromium, screenshot, signInThroughForm } from '../support/console-browser.ts';
-import { FakeModel, toolCall } from '../support/fake-model.ts';
-import { agentManifest, importAgent, uploadPackage } from '../support/packages.ts';
-import { startTestWorker, workerEnv } from '../support/worker.ts';
+import { type Client, newOrg, PASSWORD } from '../support/api.ts';
+import { screenshot, signInThroughForm, useConsole } from '../support/console-browser.ts';
+import { toolCall } from '../support/fake-model.ts';
+import { agentManifest, authorizationAuth, importAgent, importIntegration, importManifest } from '../support/packages.ts';
+import { addFakeModel, type ModelServices, startModelServices } from '../support/run-services.ts';
 
 // Code passed to page.evaluate runs in the page; the project compiles without the DOM library.
 declare const document: any;
@@ -31,84 +30,41 @@ const INPUT = {
   },
 };
 
-const CRM = {
-  name: '@acme/crm',
-  version: '1.0.0',
-  type: 'integration',
-  schema_version: '0.3',
-  display_name: 'Acme CRM',
-  description: 'x',
-  auths: {
-    main: {
-      type: 'custom',
-      credentials: { schema: { type: 'object', required: ['api_key'], properties: { api_key: { type: 'string' } } } },
-      authorized_uris: ['https://api.acme.test/**'],
-      delivery: { http: { in: 'header', name: 'Authorization', prefix: 'Bearer ', value: '{$credential.api_key}' } },
-    },
-  },
-};
-
-async function importManifest(client: Client, manifest: Record<string, unknown>, prompt = 'Write about {{input.topic}}.'): Promise<void> {
-  const res = await uploadPackage(client, await zip({ 'manifest.json': JSON.stringify(manifest), 'prompt.md': prompt }));
-  if (res.status !== 201) throw new Error(`import of ${manifest.name} failed: ${res.status} ${res.text}`);
-}
-
 /** The writer in two versions: the later one with its form's order, hints and file constraints. */
 async function importWriter(client: Client): Promise<void> {
   await importAgent(client, { name: '@acme/writer', input: { type: 'object', properties: { topic: { type: 'string' } } }, prompt: 'Write about {{input.topic}}.' });
   const m = agentManifest({ name: '@acme/writer', version: '1.1.0', input: INPUT });
   const input = { ...(m.input as object), property_order: ['topic', 'words', 'tone', 'notes', 'draft'], ui_hints: { topic: { placeholder: 'e.g. the tides' } }, file_constraints: { notes: { accept: '.txt,text/plain', max_size: 4096 } } };
-  await importManifest(client, { ...m, display_name: 'Writer', description: 'Writes a short text on a topic.', input });
+  await importManifest(client, { ...m, display_name: 'Writer', description: 'Writes a short text on a topic.', input }, 'Write about {{input.topic}}.');
 }
 
 describe('console: overview and agents (browser)', function () {
   this.timeout(180_000);
-  let api: TestApi;
-  let model: FakeModel;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
+  const ui = useConsole();
+  let services: ModelServices;
   let org: Awaited<ReturnType<typeof newOrg>>;
   let other: Awaited<ReturnType<typeof newOrg>>;
-  let browser: Browser;
-  let s: ConsoleSession;
   let page: Page;
   let base: string;
 
-  before(async function () {
-    if (!chromiumPresent()) {
-      console.warn('      skipped: /usr/bin/chromium is absent (apt-get install chromium; .ci/run installs it)');
-      this.skip();
-    }
-    model = await new FakeModel().start();
-    model.setFallback(() => toolCall('output', { summary: 'done' }, { prompt_tokens: 1200, completion_tokens: 300 }));
+  before(async () => {
     // The connect links point at PUBLIC_URL: the API's own address here.
     const port = await freePort();
-    api = await startTestApi(workerEnv({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` }));
-    worker = await startTestWorker({ PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 256 }) });
-    org = await newOrg(api, 'console-agents');
-    other = await newOrg(api, 'console-agents-other');
-    for (const o of [org, other]) {
-      const created = await o.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'fake-1', apiKey: 'sk-test', isDefault: true, inputCostPerMTok: 1, outputCostPerMTok: 2 });
-      expect(created.status, created.text).to.equal(201);
-    }
+    services = await startModelServices({ apiEnv: { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` }, workerEnv: { PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 256 }) } });
+    services.model.setFallback(() => toolCall('output', { summary: 'done' }, { prompt_tokens: 1200, completion_tokens: 300 }));
+    org = await newOrg(services.api, 'console-agents');
+    other = await newOrg(services.api, 'console-agents-other');
+    for (const o of [org, other]) await addFakeModel(o.client, services.model, { inputCostPerMTok: 1, outputCostPerMTok: 2 });
     await importWriter(org.client);
-    await importManifest(org.client, CRM);
+    await importIntegration(org.client, '@acme/crm', 'Acme CRM', { main: authorizationAuth(['https://api.acme.test/**'], 'api_key', 'Bearer ') });
     await importManifest(org.client, { ...agentManifest({ name: '@acme/crm-notes', dependencies: { integrations: { '@acme/crm': '^1.0.0' } } }), display_name: 'CRM notes' }, 'Use the CRM.');
     await importAgent(other.client, { name: '@other/secret', input: { type: 'object', properties: { topic: { type: 'string' } } } });
-    base = `${api.url}/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}`;
-    browser = await launchChromium();
-    s = await consoleSession(browser);
-    page = s.page;
-    await signInThroughForm(page, api.url, org.email, PASSWORD);
+    base = `${services.api.url}/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}`;
+    page = ui.page;
+    await signInThroughForm(page, services.api.url, org.email, PASSWORD);
   });
   after(async () => {
-    await s?.close();
-    await browser?.close();
-    await worker?.stop();
-    await api?.close();
-    await model?.stop();
-  });
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed' && page) return failureScreenshot(page, this.currentTest.title).catch(() => {});
+    await services?.stop();
   });
 
   it('lists the agents with their versions and leads to an agent', async () => {
@@ -195,7 +151,7 @@ describe('console: overview and agents (browser)', function () {
   });
 
   it("shows the overview's figures as the API counts them", async () => {
-    model.script('overview-fails', [() => ({ status: 500, body: { error: 'model down' } })]);
+    services.model.script('overview-fails', [() => ({ status: 500, body: { error: 'model down' } })]);
     const failed = await org.client.post('/api/agents/@acme/writer/run', { input: { topic: 'overview-fails' } });
     expect(failed.status, failed.text).to.equal(201);
     for (const topic of ['overview one', 'overview two']) expect((await org.client.post('/api/agents/@acme/writer/run', { input: { topic } })).status).to.equal(201);
@@ -224,9 +180,9 @@ describe('console: overview and agents (browser)', function () {
   });
 
   it('opens on the overview from the space picker and the space address', async () => {
-    await page.goto(`${api.url}/console`);
+    await page.goto(`${services.api.url}/console`);
     await Promise.all([page.waitForURL(`${base}/overview`), page.getByRole('link', { name: 'Default' }).click()]);
-    await page.goto(`${api.url}/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}`);
+    await page.goto(`${services.api.url}/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}`);
     expect(page.url()).to.equal(`${base}/overview`);
   });
 
@@ -234,8 +190,8 @@ describe('console: overview and agents (browser)', function () {
     for (const url of [
       `${base}/agents/@other/secret`,
       `${base}/agents/@other/secret?version=1.0.0`,
-      `${api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/agents/@other/secret`,
-      `${api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/overview`,
+      `${services.api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/agents/@other/secret`,
+      `${services.api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/overview`,
       `${base}/agents/not-a-scope/x`,
     ]) {
       const res = await page.goto(url);
@@ -266,7 +222,7 @@ describe('console: overview and agents (browser)', function () {
     for (const expected of ['navigation "Breadcrumb"', 'region "Launch a run of version 1.1.0"', 'textbox "Topic', 'spinbutton "Words', 'combobox "Tone', 'button "Choose a file for Notes"', 'region "Connections"', 'region "Versions"', 'table "Published versions"', 'region "Recent runs"']) {
       expect(agent, expected).to.include(expected);
     }
-    expect(s.violations, s.violations.join('\n')).to.deep.equal([]);
-    expect(s.errors, s.errors.join('\n')).to.deep.equal([]);
+    expect(ui.session.violations, ui.session.violations.join('\n')).to.deep.equal([]);
+    expect(ui.session.errors, ui.session.errors.join('\n')).to.deep.equal([]);
   });
 });

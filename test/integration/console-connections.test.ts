@@ -5,12 +5,12 @@
 // OAuth refresh leaves it), reconnect in place, delete, tenancy (another organization's and
 // another person's connection ids are the 404 page), landmarks and labels, no CSP violation.
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { notifyConnectionUpdate } from '../../shared/integrations/connection-events.ts';
 import type { ConnectionRow } from '../../shared/integrations/connections.ts';
 import { freePort } from '../../shared/stack/ports.ts';
 import { newMember, newOrg, PASSWORD, startTestApi, type TestApi } from '../support/api.ts';
-import { chromiumPresent, type ConsoleSession, consoleSession, failureScreenshot, launchChromium, markDocument, notNotFound, sameDocument, screenshot, signInThroughForm } from '../support/console-browser.ts';
+import { markDocument, notNotFound, sameDocument, screenshot, signInThroughForm, useConsole } from '../support/console-browser.ts';
 import { importIntegration } from '../support/packages.ts';
 import { startTestWorker, workerEnv } from '../support/worker.ts';
 
@@ -24,12 +24,11 @@ const crmAuth = {
 
 describe('console: connections (browser)', function () {
   this.timeout(180_000);
+  const ui = useConsole();
   let api: TestApi;
   let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let org: Awaited<ReturnType<typeof newOrg>>;
   let other: Awaited<ReturnType<typeof newOrg>>;
-  let browser: Browser;
-  let s: ConsoleSession;
   let page: Page;
   let base: string;
 
@@ -46,11 +45,7 @@ describe('console: connections (browser)', function () {
     expect(await p.textContent('body')).to.include('Connected to Acme CRM');
   }
 
-  before(async function () {
-    if (!chromiumPresent()) {
-      console.warn('      skipped: /usr/bin/chromium is absent (apt-get install chromium; .ci/run installs it)');
-      this.skip();
-    }
+  before(async () => {
     // The connect links point at PUBLIC_URL: the API's own address here.
     const port = await freePort();
     api = await startTestApi(workerEnv({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` }));
@@ -60,25 +55,18 @@ describe('console: connections (browser)', function () {
     await importIntegration(org.client, CRM, 'Acme CRM', { key: crmAuth });
     await importIntegration(other.client, CRM, 'Acme CRM', { key: crmAuth });
     base = `${api.url}/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}`;
-    browser = await launchChromium();
-    s = await consoleSession(browser);
-    page = s.page;
+    page = ui.page;
     await signInThroughForm(page, api.url, org.email, PASSWORD);
   });
   after(async () => {
-    await s?.close();
-    await browser?.close();
     await worker?.stop();
     await api?.close();
-  });
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed' && page) return failureScreenshot(page, this.currentTest.title).catch(() => {});
   });
 
   it('connects through the console’s link and the hosted form; an open list shows the new connection without reload', async () => {
     await page.goto(`${base}/connections`);
     expect(await page.textContent('#connections-body')).to.include('no connection');
-    const watcher = await s.context.newPage();
+    const watcher = await ui.session.context.newPage();
     await watcher.goto(`${base}/connections`);
     await markDocument(watcher);
     await page.getByRole('button', { name: 'Connect Acme CRM (key)' }).click();
@@ -151,7 +139,7 @@ describe('console: connections (browser)', function () {
     for (const expected of ['- banner:', '- navigation "Console"', '- main:', 'link "Connections"', 'heading "Your connections"', 'table "Your connections, newest first"', 'table "Integrations you can connect"', 'button "Connect Acme CRM (key)"', 'columnheader "Status"']) {
       expect(snap, expected).to.include(expected);
     }
-    expect(s.violations, s.violations.join('\n')).to.deep.equal([]);
-    expect(s.errors, s.errors.join('\n')).to.deep.equal([]);
+    expect(ui.session.violations, ui.session.violations.join('\n')).to.deep.equal([]);
+    expect(ui.session.errors, ui.session.errors.join('\n')).to.deep.equal([]);
   });
 });

@@ -5,9 +5,9 @@
 // changed and ended, and removed; tenancy (another organization's key, a revoked key: the 404
 // page); landmarks and labels; no CSP violation.
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { Client, newMember, newOrg, newUser, PASSWORD, startTestApi, type TestApi } from '../support/api.ts';
-import { chromiumPresent, type ConsoleSession, consoleSession, failureScreenshot, launchChromium, notNotFound, screenshot, signInThroughForm } from '../support/console-browser.ts';
+import { consoleSession, notNotFound, screenshot, signInThroughForm, useConsole } from '../support/console-browser.ts';
 import { workerEnv } from '../support/worker.ts';
 
 // Code passed to page.evaluate runs in the page; the project compiles without the DOM library.
@@ -15,11 +15,10 @@ declare const document: any;
 
 describe('console: API keys and members (browser)', function () {
   this.timeout(120_000);
+  const ui = useConsole();
   let api: TestApi;
   let org: Awaited<ReturnType<typeof newOrg>>;
   let other: Awaited<ReturnType<typeof newOrg>>;
-  let browser: Browser;
-  let s: ConsoleSession;
   let page: Page;
   let base: string;
 
@@ -29,27 +28,16 @@ describe('console: API keys and members (browser)', function () {
       return { tag: el.tagName as string, id: el.id as string, value: (el.value ?? '') as string, text: (el.textContent ?? '').trim() as string };
     });
 
-  before(async function () {
-    if (!chromiumPresent()) {
-      console.warn('      skipped: /usr/bin/chromium is absent (apt-get install chromium; .ci/run installs it)');
-      this.skip();
-    }
+  before(async () => {
     api = await startTestApi(workerEnv());
     org = await newOrg(api, 'console-keys');
     other = await newOrg(api, 'console-keys-other');
     base = `${api.url}/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}`;
-    browser = await launchChromium();
-    s = await consoleSession(browser);
-    page = s.page;
+    page = ui.page;
     await signInThroughForm(page, api.url, org.email, PASSWORD);
   });
   after(async () => {
-    await s?.close();
-    await browser?.close();
     await api?.close();
-  });
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed' && page) return failureScreenshot(page, this.currentTest.title).catch(() => {});
   });
 
   it('refuses a key without a name or with a past expiry, beside the fields', async () => {
@@ -118,7 +106,7 @@ describe('console: API keys and members (browser)', function () {
     ).to.deep.equal([]);
     const mine = await org.client.post('/api/api-keys', { name: 'owner key' });
     const builder = await newMember(api, org, 'builder', 'console-keys-builder');
-    const as = await consoleSession(browser);
+    const as = await consoleSession(ui.browser);
     try {
       await signInThroughForm(as.page, api.url, builder.email, PASSWORD, `/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}/api-keys`);
       expect(await as.page.textContent(`#key-${mine.body.id}`)).to.include('owner key');
@@ -166,7 +154,7 @@ describe('console: API keys and members (browser)', function () {
 
   it('shows a space member the members without the forms they cannot use', async () => {
     const member = await newMember(api, org, 'member', 'console-keys-member');
-    const as = await consoleSession(browser);
+    const as = await consoleSession(ui.browser);
     try {
       await signInThroughForm(as.page, api.url, member.email, PASSWORD, `/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}/members`);
       expect(await as.page.textContent(`#org-member-${org.userId}`)).to.include('owner');
@@ -194,7 +182,7 @@ describe('console: API keys and members (browser)', function () {
     for (const expected of ['table "Members of the organization"', 'table "Members of the space"', 'textbox "Email of an account', 'combobox "Organization role"', 'button "Add member"']) {
       expect(members, expected).to.include(expected);
     }
-    expect(s.violations, s.violations.join('\n')).to.deep.equal([]);
-    expect(s.errors, s.errors.join('\n')).to.deep.equal([]);
+    expect(ui.session.violations, ui.session.violations.join('\n')).to.deep.equal([]);
+    expect(ui.session.errors, ui.session.errors.join('\n')).to.deep.equal([]);
   });
 });

@@ -5,12 +5,12 @@
 // organization's run is the 404 page), no CSP violation anywhere, a keyboard-only pass through
 // the list and the landmarks and labels of ariaSnapshot(). Screenshots go to docs/console/.
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
-import { newMember, newOrg, PASSWORD, startTestApi, type TestApi } from '../support/api.ts';
-import { chromiumPresent, type ConsoleSession, consoleSession, failureScreenshot, launchChromium, screenshot, signInThroughForm } from '../support/console-browser.ts';
-import { FakeModel, toolCall } from '../support/fake-model.ts';
+import type { Page } from 'playwright-core';
+import { newMember, newOrg, PASSWORD } from '../support/api.ts';
+import { consoleSession, screenshot, signInThroughForm, useConsole } from '../support/console-browser.ts';
+import { toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
-import { startTestWorker, workerEnv } from '../support/worker.ts';
+import { addFakeModel, type ModelServices, startModelServices } from '../support/run-services.ts';
 
 // Code passed to page.evaluate runs in the page; the project compiles without the DOM library.
 declare const document: any;
@@ -30,20 +30,16 @@ function gate() {
 
 describe('console: runs (browser)', function () {
   this.timeout(180_000);
-  let api: TestApi;
-  let model: FakeModel;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
+  const ui = useConsole();
+  let services: ModelServices;
   let org: Awaited<ReturnType<typeof newOrg>>;
   let other: Awaited<ReturnType<typeof newOrg>>;
   let otherRunId: string;
-  let browser: Browser;
-  let s: ConsoleSession;
   let page: Page;
   let base: string;
 
   async function configure(o: typeof org) {
-    const created = await o.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'fake-1', apiKey: 'sk-test', isDefault: true, inputCostPerMTok: 1, outputCostPerMTok: 2 });
-    expect(created.status, created.text).to.equal(201);
+    await addFakeModel(o.client, services.model, { inputCostPerMTok: 1, outputCostPerMTok: 2 });
     await importAgent(o.client, { name: '@acme/writer', input: INPUT, output: OUTPUT, prompt: 'Write about {{input.topic}}.' });
   }
 
@@ -55,39 +51,23 @@ describe('console: runs (browser)', function () {
 
   const waitRun = async (id: string, client = org.client) => (await client.get(`/api/runs/${id}?wait=30`)).body;
 
-  before(async function () {
-    if (!chromiumPresent()) {
-      console.warn('      skipped: /usr/bin/chromium is absent (apt-get install chromium; .ci/run installs it)');
-      this.skip();
-    }
-    model = await new FakeModel().start();
-    model.setFallback(() => toolCall('output', { summary: 'done' }));
-    api = await startTestApi(workerEnv({ TEMPORAL_UI_URL: 'http://temporal-ui.test:8233' }));
-    worker = await startTestWorker({ PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 256 }) });
-    org = await newOrg(api, 'console');
-    other = await newOrg(api, 'console-other');
+  before(async () => {
+    services = await startModelServices({ output: { summary: 'done' }, apiEnv: { TEMPORAL_UI_URL: 'http://temporal-ui.test:8233' }, workerEnv: { PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 256 }) } });
+    org = await newOrg(services.api, 'console');
+    other = await newOrg(services.api, 'console-other');
     await configure(org);
     await configure(other);
     otherRunId = await launch('other org', other.client);
     await waitRun(otherRunId, other.client);
-    base = `${api.url}/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}`;
-    browser = await launchChromium();
-    s = await consoleSession(browser);
-    page = s.page;
+    base = `${services.api.url}/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}`;
+    page = ui.page;
   });
   after(async () => {
-    await s?.close();
-    await browser?.close();
-    await worker?.stop();
-    await api?.close();
-    await model?.stop();
-  });
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed' && page) return failureScreenshot(page, this.currentTest.title).catch(() => {});
+    await services?.stop();
   });
 
   it('serves pages under a strict CSP, with CSRF on forms, outside the API document', async () => {
-    const signIn = await fetch(`${api.url}/console/sign-in`);
+    const signIn = await fetch(`${services.api.url}/console/sign-in`);
     expect(signIn.status).to.equal(200);
     expect(signIn.headers.get('content-type')).to.match(/^text\/html/);
     expect(signIn.headers.get('content-security-policy')).to.match(/^default-src 'self';/).and.not.include('unsafe');
@@ -96,16 +76,16 @@ describe('console: runs (browser)', function () {
     expect(body).not.to.match(/\sstyle=|<style/);
     expect(body).to.match(/<input type="hidden" name="csrf" value="[A-Za-z0-9_-]{43}">/);
     const css = body.match(/href="(\/console\/assets\/[0-9a-f]{12}\/console\.css)"/)![1];
-    const asset = await fetch(api.url + css);
+    const asset = await fetch(services.api.url + css);
     expect(asset.headers.get('content-type')).to.match(/^text\/css/);
     expect(asset.headers.get('cache-control')).to.include('immutable');
     // a form without its CSRF value is refused with a page, not a problem document
-    const forged = await fetch(`${api.url}/console/sign-in`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `email=${encodeURIComponent(org.email)}&password=${encodeURIComponent(PASSWORD)}`, redirect: 'manual' });
+    const forged = await fetch(`${services.api.url}/console/sign-in`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `email=${encodeURIComponent(org.email)}&password=${encodeURIComponent(PASSWORD)}`, redirect: 'manual' });
     expect(forged.status).to.equal(403);
     expect(forged.headers.get('content-type')).to.match(/^text\/html/);
     expect(forged.headers.get('set-cookie') ?? '').not.to.include('svc.session_token=');
     // a session's page without a session goes to sign-in and comes back after
-    const runs = await fetch(`${api.url}/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}/runs?status=failed`, { redirect: 'manual' });
+    const runs = await fetch(`${services.api.url}/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}/runs?status=failed`, { redirect: 'manual' });
     expect(runs.status).to.equal(303);
     expect(runs.headers.get('location')).to.equal(`/console/sign-in?next=${encodeURIComponent(`/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}/runs?status=failed`)}`);
     const doc = (await org.client.get('/api/openapi.json')).body;
@@ -114,7 +94,7 @@ describe('console: runs (browser)', function () {
   });
 
   it('signs in through the form and lands on the space picker', async () => {
-    await page.goto(`${api.url}/console`);
+    await page.goto(`${services.api.url}/console`);
     expect(new URL(page.url()).pathname).to.equal('/console/sign-in');
     await page.getByLabel('Email').fill(org.email);
     await page.getByLabel('Password').fill('not the password');
@@ -122,7 +102,7 @@ describe('console: runs (browser)', function () {
     await page.waitForSelector('.field-error');
     expect(await page.textContent('.field-error')).to.include('wrong');
     expect(await page.getAttribute('#password', 'aria-invalid')).to.equal('true');
-    await signInThroughForm(page, api.url, org.email, PASSWORD);
+    await signInThroughForm(page, services.api.url, org.email, PASSWORD);
     expect(new URL(page.url()).pathname).to.equal('/console');
     await page.getByRole('link', { name: 'Default' }).click();
     // A space opens on its overview (console-agents.test.ts); its runs are one link away.
@@ -137,7 +117,7 @@ describe('console: runs (browser)', function () {
       (globalThis as any).__sameDocument = true;
     });
     const g = gate();
-    model.script('list-live', [async () => {
+    services.model.script('list-live', [async () => {
       await g.wait();
       return toolCall('output', { summary: 'live' });
     }]);
@@ -154,7 +134,7 @@ describe('console: runs (browser)', function () {
 
   it('shows a run: its status, log lines and timeline arrive live', async () => {
     const g = gate();
-    model.script('detail-live', [
+    services.model.script('detail-live', [
       () => toolCall('log', { level: 'info', message: 'first line before the page' }, { prompt_tokens: 120, completion_tokens: 30 }),
       async () => {
         await g.wait();
@@ -215,7 +195,7 @@ describe('console: runs (browser)', function () {
   });
 
   it('marks the failed step of a failed run on its timeline', async () => {
-    model.script('detail-fail', [() => toolCall('log', { level: 'info', message: 'about to fail' }), () => ({ status: 500, body: { error: 'model down' } })]);
+    services.model.script('detail-fail', [() => toolCall('log', { level: 'info', message: 'about to fail' }), () => ({ status: 500, body: { error: 'model down' } })]);
     const id = await launch('detail-fail');
     expect((await waitRun(id)).status).to.equal('failed');
     await page.goto(`${base}/runs/${id}#timeline`);
@@ -236,7 +216,7 @@ describe('console: runs (browser)', function () {
     const url = page.url();
     await page.reload();
     expect(await page.$$eval('#runs-rows tr', (trs) => trs.map((tr) => tr.id))).to.deep.equal(ids);
-    const other = await s.context.newPage();
+    const other = await ui.session.context.newPage();
     await other.goto(url);
     expect(await other.$$eval('#runs-rows tr', (trs) => trs.map((tr) => tr.id))).to.deep.equal(ids);
     expect(await other.inputValue('#filter-status')).to.equal('failed');
@@ -263,7 +243,7 @@ describe('console: runs (browser)', function () {
 
   it('cancels a run from the list, and bulk-cancels by filter with progress', async () => {
     const g = gate();
-    model.script('to-cancel', [async () => {
+    services.model.script('to-cancel', [async () => {
       await g.wait();
       return toolCall('output', { summary: 'too late' });
     }]);
@@ -315,11 +295,11 @@ describe('console: runs (browser)', function () {
   it("answers another organization's run, a malformed id and an unknown space with the 404 page", async () => {
     for (const url of [
       `${base}/runs/${otherRunId}`,
-      `${api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/runs/${otherRunId}`,
-      `${api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/runs`,
+      `${services.api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/runs/${otherRunId}`,
+      `${services.api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/runs`,
       `${base}/runs/run_doesnotexist`,
-      `${api.url}/console/orgs/not-a-uuid/spaces/${org.defaultSpaceId}/runs`,
-      `${api.url}/console/nowhere`,
+      `${services.api.url}/console/orgs/not-a-uuid/spaces/${org.defaultSpaceId}/runs`,
+      `${services.api.url}/console/nowhere`,
     ]) {
       const res = await page.goto(url);
       expect(res?.status(), url).to.equal(404);
@@ -330,15 +310,15 @@ describe('console: runs (browser)', function () {
 
   it("shows a member only their own runs, and a viewer no action they cannot take", async () => {
     const ownerRun = (await org.client.get('/api/runs?limit=1&status=success')).body.data[0].id;
-    const member = await newMember(api, org, 'member', 'console-member');
-    const viewer = await newMember(api, org, 'viewer', 'console-viewer');
-    const as = await consoleSession(browser);
+    const member = await newMember(services.api, org, 'member', 'console-member');
+    const viewer = await newMember(services.api, org, 'viewer', 'console-viewer');
+    const as = await consoleSession(ui.browser);
     try {
-      await signInThroughForm(as.page, api.url, member.email, PASSWORD, `/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}/runs`);
+      await signInThroughForm(as.page, services.api.url, member.email, PASSWORD, `/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}/runs`);
       expect(await as.page.textContent('#runs-empty')).to.include('No runs yet');
       expect((await as.page.goto(`${base}/runs/${ownerRun}`))?.status()).to.equal(404);
       await as.page.context().clearCookies();
-      await signInThroughForm(as.page, api.url, viewer.email, PASSWORD, `/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}/runs/${ownerRun}`);
+      await signInThroughForm(as.page, services.api.url, viewer.email, PASSWORD, `/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}/runs/${ownerRun}`);
       expect(await as.page.textContent('#run-summary')).to.include('Succeeded');
       expect(await as.page.locator('#replay-input').count()).to.equal(0);
       expect(await as.page.textContent('#input')).to.include('needs the agents:run permission');
@@ -379,7 +359,7 @@ describe('console: runs (browser)', function () {
 
   it('has landmarks and labels (ariaSnapshot), and no CSP violation on any page', async () => {
     const g = gate();
-    model.script('still running', [async () => {
+    services.model.script('still running', [async () => {
       await g.wait();
       return toolCall('output', { summary: 'finally' });
     }]);
@@ -398,9 +378,9 @@ describe('console: runs (browser)', function () {
     for (const expected of ['- main:', 'navigation "Breadcrumb"', 'tablist "Run details"', 'tab "Output" [selected]', 'tab "Logs"', 'tabpanel "Output"', 'button "Copy id"', 'region "Summary"']) {
       expect(detail, expected).to.include(expected);
     }
-    await page.goto(`${api.url}/console`);
+    await page.goto(`${services.api.url}/console`);
     expect(await page.locator('body').ariaSnapshot()).to.include('link "Default"');
-    expect(s.violations, s.violations.join('\n')).to.deep.equal([]);
-    expect(s.errors, s.errors.join('\n')).to.deep.equal([]);
+    expect(ui.session.violations, ui.session.violations.join('\n')).to.deep.equal([]);
+    expect(ui.session.errors, ui.session.errors.join('\n')).to.deep.equal([]);
   });
 });

@@ -7,72 +7,52 @@
 // Screenshots go to docs/console/.
 import { Client as TemporalClient, Connection } from '@temporalio/client';
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
-import { newOrg, PASSWORD, startTestApi, type TestApi } from '../support/api.ts';
-import { chromiumPresent, type ConsoleSession, consoleSession, failureScreenshot, launchChromium, screenshot, signInThroughForm } from '../support/console-browser.ts';
-import { FakeModel, toolCall } from '../support/fake-model.ts';
+import type { Page } from 'playwright-core';
+import { newOrg, PASSWORD } from '../support/api.ts';
+import { screenshot, signInThroughForm, useConsole } from '../support/console-browser.ts';
 import { importAgent } from '../support/packages.ts';
+import { addFakeModel, type ModelServices, startModelServices } from '../support/run-services.ts';
 import { fireSchedule } from '../support/schedules.ts';
 import { stack } from '../support/stack.ts';
-import { startTestWorker, workerEnv } from '../support/worker.ts';
 
 const INPUT = { type: 'object', required: ['topic'], properties: { topic: { type: 'string', title: 'Topic' }, depth: { type: 'integer', default: 2, title: 'Depth' } } };
 
 describe('console: schedules (browser)', function () {
   this.timeout(180_000);
-  let api: TestApi;
-  let model: FakeModel;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
+  const ui = useConsole();
+  let services: ModelServices;
   let org: Awaited<ReturnType<typeof newOrg>>;
   let other: Awaited<ReturnType<typeof newOrg>>;
   let otherScheduleId: string;
   let connection: Connection;
   let temporal: TemporalClient;
-  let browser: Browser;
-  let s: ConsoleSession;
   let page: Page;
   let base: string;
   let scheduleId: string;
 
-  before(async function () {
-    if (!chromiumPresent()) {
-      console.warn('      skipped: /usr/bin/chromium is absent (apt-get install chromium; .ci/run installs it)');
-      this.skip();
-    }
-    model = await new FakeModel().start();
-    model.setFallback(() => toolCall('output', { summary: 'scheduled' }));
-    api = await startTestApi(workerEnv());
-    worker = await startTestWorker({ PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 256 }) });
+  before(async () => {
+    services = await startModelServices({ output: { summary: 'scheduled' }, workerEnv: { PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 256 }) } });
     connection = await Connection.connect({ address: stack().temporalAddress });
     temporal = new TemporalClient({ connection });
-    org = await newOrg(api, 'console-schedules');
-    other = await newOrg(api, 'console-schedules-other');
+    org = await newOrg(services.api, 'console-schedules');
+    other = await newOrg(services.api, 'console-schedules-other');
     for (const o of [org, other]) {
-      await o.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
+      await addFakeModel(o.client, services.model);
       await importAgent(o.client, { name: '@sched/writer', input: INPUT });
     }
     const theirs = await other.client.post('/api/agents/@sched/writer/schedules', { name: 'theirs', cron_expression: '0 4 * * *', input: { topic: 'secret' } });
     expect(theirs.status, theirs.text).to.equal(201);
     otherScheduleId = theirs.body.id;
-    base = `${api.url}/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}`;
-    browser = await launchChromium();
-    s = await consoleSession(browser);
-    page = s.page;
-    await signInThroughForm(page, api.url, org.email, PASSWORD);
+    base = `${services.api.url}/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}`;
+    page = ui.page;
+    await signInThroughForm(page, services.api.url, org.email, PASSWORD);
   });
   after(async () => {
     // Nothing of this suite fires once it is over.
-    const ids: string[] = api ? await api.knex('schedules').whereIn('org_id', [org?.orgId, other?.orgId].filter(Boolean)).pluck('id') : [];
+    const ids: string[] = services ? await services.api.knex('schedules').whereIn('org_id', [org?.orgId, other?.orgId].filter(Boolean)).pluck('id') : [];
     for (const id of ids) await temporal?.schedule.getHandle(id).delete().catch(() => undefined);
     await connection?.close();
-    await s?.close();
-    await browser?.close();
-    await worker?.stop();
-    await api?.close();
-    await model?.stop();
-  });
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed' && page) return failureScreenshot(page, this.currentTest.title).catch(() => {});
+    await services?.stop();
   });
 
   it('creates a schedule: a bad cron is refused beside its field, then a good one is taken', async () => {
@@ -120,17 +100,17 @@ describe('console: schedules (browser)', function () {
 
   it('marks past ticks ran, refused and missed', async () => {
     // As if made three days ago: the 03:00 firings since then did not happen.
-    await api.knex('schedules').where({ id: scheduleId }).update({ created_at: api.knex.raw("now() - interval '74 hours'") });
+    await services.api.knex('schedules').where({ id: scheduleId }).update({ created_at: services.api.knex.raw("now() - interval '74 hours'") });
     const ran = await fireSchedule(temporal, scheduleId);
     expect(ran).to.match(/^run_/);
     expect((await org.client.get(`/api/runs/${ran}?wait=30`)).body.status).to.equal('success');
     // An input the agent no longer takes: the next tick is refused. (A tick's id holds its
     // second: the next second is another tick.)
     await new Promise((r) => setTimeout(r, 1100));
-    await api.knex('schedules').where({ id: scheduleId }).update({ input: JSON.stringify({ depth: 'deep' }) });
+    await services.api.knex('schedules').where({ id: scheduleId }).update({ input: JSON.stringify({ depth: 'deep' }) });
     const refused = await fireSchedule(temporal, scheduleId);
     expect((await org.client.get(`/api/runs/${refused}`)).body.status).to.equal('failed');
-    await api.knex('schedules').where({ id: scheduleId }).update({ input: JSON.stringify({ topic: 'tides', depth: 2 }) });
+    await services.api.knex('schedules').where({ id: scheduleId }).update({ input: JSON.stringify({ topic: 'tides', depth: 2 }) });
 
     await page.goto(`${base}/schedules/${scheduleId}`);
     const outcomes = await page.$$eval('#ticks tr.tick-row', (trs) => trs.map((tr) => tr.getAttribute('data-outcome')));
@@ -182,8 +162,8 @@ describe('console: schedules (browser)', function () {
   it("answers another organization's schedule with the 404 page", async () => {
     for (const url of [
       `${base}/schedules/${otherScheduleId}`,
-      `${api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/schedules/${otherScheduleId}`,
-      `${api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/schedules`,
+      `${services.api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/schedules/${otherScheduleId}`,
+      `${services.api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/schedules`,
       `${base}/schedules/sch_doesnotexist`,
     ]) {
       const res = await page.goto(url);
@@ -212,7 +192,7 @@ describe('console: schedules (browser)', function () {
     for (const expected of ['navigation "Breadcrumb"', 'region "Summary"', 'region "Next five firings"', 'region "Past ticks"', 'img "Last', 'table "Past ticks, newest first"', 'textbox "Cron expression', 'combobox "Time zone', 'group "Input of each run"', 'textbox "Topic', 'button "Save changes"', 'button "Delete schedule"']) {
       expect(one, expected).to.include(expected);
     }
-    expect(s.violations, s.violations.join('\n')).to.deep.equal([]);
-    expect(s.errors, s.errors.join('\n')).to.deep.equal([]);
+    expect(ui.session.violations, ui.session.violations.join('\n')).to.deep.equal([]);
+    expect(ui.session.errors, ui.session.errors.join('\n')).to.deep.equal([]);
   });
 });

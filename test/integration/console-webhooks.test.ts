@@ -6,20 +6,19 @@
 // organization's webhook, and an organization-level webhook for a space member, are the 404
 // page), landmarks and labels, no CSP violation.
 import { expect } from 'chai';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { newMember, newOrg, PASSWORD } from '../support/api.ts';
-import { chromiumPresent, type ConsoleSession, consoleSession, failureScreenshot, launchChromium, markDocument, notNotFound, sameDocument, screenshot, signInThroughForm } from '../support/console-browser.ts';
+import { consoleSession, markDocument, notNotFound, sameDocument, screenshot, signInThroughForm, useConsole } from '../support/console-browser.ts';
 import { importAgent } from '../support/packages.ts';
-import { type RunServices, startRunServices } from '../support/run-services.ts';
+import { addFakeModel, type RunServices, startRunServices } from '../support/run-services.ts';
 
 describe('console: webhooks (browser)', function () {
   this.timeout(180_000);
+  const ui = useConsole();
   let services: RunServices;
   let org: Awaited<ReturnType<typeof newOrg>>;
   let other: Awaited<ReturnType<typeof newOrg>>;
-  let browser: Browser;
-  let s: ConsoleSession;
   let page: Page;
   let base: string;
   let failing = true;
@@ -32,33 +31,21 @@ describe('console: webhooks (browser)', function () {
     return res.body as { id: string; secret: string };
   }
 
-  before(async function () {
-    if (!chromiumPresent()) {
-      console.warn('      skipped: /usr/bin/chromium is absent (apt-get install chromium; .ci/run installs it)');
-      this.skip();
-    }
+  before(async () => {
     services = await startRunServices({ output: { summary: 'done' } });
     services.receiver.respond((r) => (r.path === '/failing' && failing ? 500 : 200));
     org = await newOrg(services.api, 'console-hooks');
     other = await newOrg(services.api, 'console-hooks-other');
-    const model = await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: services.model.url, model: 'm', isDefault: true });
-    expect(model.status, model.text).to.equal(201);
+    await addFakeModel(org.client, services.model);
     await importAgent(org.client, { name: '@hooks/agent' });
     ok = await create(org.client, { url: services.receiver.url('/ok') });
     bad = await create(org.client, { url: services.receiver.url('/failing'), events: ['run.failed'] });
     base = `${services.api.url}/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}`;
-    browser = await launchChromium();
-    s = await consoleSession(browser);
-    page = s.page;
+    page = ui.page;
     await signInThroughForm(page, services.api.url, org.email, PASSWORD);
   });
   after(async () => {
-    await s?.close();
-    await browser?.close();
     await services?.stop();
-  });
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed' && page) return failureScreenshot(page, this.currentTest.title).catch(() => {});
   });
 
   it('sends a test ping whose attempt shows in the deliveries without reload', async () => {
@@ -149,7 +136,7 @@ describe('console: webhooks (browser)', function () {
     await page.goto(`${base}/webhooks`);
     expect(await page.textContent(`#webhook-${orgLevel.body.id}`)).to.include('Organization');
     const member = await newMember(services.api, org, 'member', 'console-hooks-member');
-    const as = await consoleSession(browser);
+    const as = await consoleSession(ui.browser);
     try {
       await signInThroughForm(as.page, services.api.url, member.email, PASSWORD);
       expect(await notNotFound(as.page, [`${base}/webhooks/${orgLevel.body.id}`])).to.deep.equal([]);
@@ -174,7 +161,7 @@ describe('console: webhooks (browser)', function () {
     }
     await page.goto(`${base}/webhooks`);
     expect(await page.locator('body').ariaSnapshot()).to.include('table "Webhooks, newest first"');
-    expect(s.violations, s.violations.join('\n')).to.deep.equal([]);
-    expect(s.errors, s.errors.join('\n')).to.deep.equal([]);
+    expect(ui.session.violations, ui.session.violations.join('\n')).to.deep.equal([]);
+    expect(ui.session.errors, ui.session.errors.join('\n')).to.deep.equal([]);
   });
 });

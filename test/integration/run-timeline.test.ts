@@ -4,41 +4,25 @@
 // api_call, MCP and command steps, steps journaled before migration 028, a timeout in a step),
 // paging and tenancy.
 import { expect } from 'chai';
-import { newKey, newOrg, startTestApi, type TestApi } from '../support/api.ts';
-import { FakeModel, toolCall } from '../support/fake-model.ts';
+import { newKey, newOrg } from '../support/api.ts';
+import { toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
-import { startTestWorker, workerEnv } from '../support/worker.ts';
+import { addFakeModel, type ModelServices, startModelServices } from '../support/run-services.ts';
 
 describe('run timeline', function () {
   this.timeout(90_000);
-  let api: TestApi;
-  let model: FakeModel;
-  let worker: Awaited<ReturnType<typeof startTestWorker>>;
+  let services: ModelServices;
   let org: Awaited<ReturnType<typeof newOrg>>;
 
   before(async () => {
-    model = await new FakeModel().start();
-    api = await startTestApi(workerEnv());
-    worker = await startTestWorker({ PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 256 }) });
-    org = await newOrg(api, 'timeline');
-    const created = await org.client.post('/api/models', {
-      name: 'fake',
-      provider: 'openai-compatible',
-      baseUrl: model.url,
-      model: 'fake-1',
-      apiKey: 'sk-test',
-      isDefault: true,
-      inputCostPerMTok: 1,
-      outputCostPerMTok: 2,
-    });
-    expect(created.status, created.text).to.equal(201);
+    services = await startModelServices({ workerEnv: { PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 256 }) } });
+    org = await newOrg(services.api, 'timeline');
+    await addFakeModel(org.client, services.model, { inputCostPerMTok: 1, outputCostPerMTok: 2 });
     await importAgent(org.client, { name: '@acme/steps', input: { type: 'object', properties: { topic: { type: 'string' } } } });
   });
   after(async () => {
-    await worker?.stop();
-    await api?.close();
-    await model?.stop();
+    await services?.stop();
   });
 
   async function launch(topic: string) {
@@ -50,7 +34,7 @@ describe('run timeline', function () {
   const timeline = (id: string, query = '') => org.client.get(`/api/runs/${id}/timeline${query}`);
 
   it('shows each model and tool step with its duration, tokens and cost', async () => {
-    model.script('timeline-ok', [
+    services.model.script('timeline-ok', [
       () => toolCall('log', { level: 'info', message: 'working' }, { prompt_tokens: 100, completion_tokens: 20 }),
       () => toolCall('output', { done: true }, { prompt_tokens: 200, completion_tokens: 10 }),
     ]);
@@ -87,7 +71,7 @@ describe('run timeline', function () {
     const held = new Promise<void>((r) => {
       release = r;
     });
-    model.script('timeline-held', [() => toolCall('log', { level: 'info', message: 'first' }), async () => {
+    services.model.script('timeline-held', [() => toolCall('log', { level: 'info', message: 'first' }), async () => {
       await held;
       return toolCall('output', {});
     }]);
@@ -104,7 +88,7 @@ describe('run timeline', function () {
   });
 
   it('ends a run whose model call failed on that failed step', async () => {
-    model.script('timeline-model-down', [() => ({ status: 500, body: { error: 'upstream down' } })]);
+    services.model.script('timeline-model-down', [() => ({ status: 500, body: { error: 'upstream down' } })]);
     const id = await launch('timeline-model-down');
     const done = await org.client.get(`/api/runs/${id}?wait=30`);
     expect(done.body.status).to.equal('failed');
@@ -119,20 +103,20 @@ describe('run timeline', function () {
     let base: Record<string, unknown>;
 
     before(async () => {
-      model.script('timeline-base', [() => toolCall('output', {})]);
+      services.model.script('timeline-base', [() => toolCall('output', {})]);
       const id = await launch('timeline-base');
       await org.client.get(`/api/runs/${id}?wait=30`);
-      base = await api.knex('runs').where({ id }).first();
+      base = await services.api.knex('runs').where({ id }).first();
     });
 
     /** A copy of a finished run with the journal and log given. */
     async function syntheticRun(fields: Record<string, unknown>, steps: Record<string, unknown>[], logs: Record<string, unknown>[] = []) {
       const id = `run_timeline${Math.random().toString(36).slice(2, 12)}`;
-      await api.knex('runs').insert({ ...base, id, log_seq: logs.length, ...fields });
+      await services.api.knex('runs').insert({ ...base, id, log_seq: logs.length, ...fields });
       for (const s of steps) {
-        await api.knex('run_steps').insert({ run_id: id, request_hash: 'x', attempt: 1, response: JSON.stringify(s.response ?? {}), ...s, ...(s.usage ? { usage: JSON.stringify(s.usage) } : {}) });
+        await services.api.knex('run_steps').insert({ run_id: id, request_hash: 'x', attempt: 1, response: JSON.stringify(s.response ?? {}), ...s, ...(s.usage ? { usage: JSON.stringify(s.usage) } : {}) });
       }
-      for (const [i, l] of logs.entries()) await api.knex('run_logs').insert({ run_id: id, seq: i + 1, ...l });
+      for (const [i, l] of logs.entries()) await services.api.knex('run_logs').insert({ run_id: id, seq: i + 1, ...l });
       return id;
     }
 
@@ -204,12 +188,12 @@ describe('run timeline', function () {
   });
 
   it('is 404 for a run of another organization, and needs runs:read', async () => {
-    const other = await newOrg(api, 'timeline-other');
+    const other = await newOrg(services.api, 'timeline-other');
     const id = (await org.client.get('/api/runs?limit=1')).body.data[0].id;
     expectProblem(await other.client.get(`/api/runs/${id}/timeline`), 404, 'not_found');
-    const narrow = await newKey(api, org.client, { name: 'no reads', scopes: ['agents:read'] });
+    const narrow = await newKey(services.api, org.client, { name: 'no reads', scopes: ['agents:read'] });
     expectProblem(await narrow.client.get(`/api/runs/${id}/timeline`), 403, 'forbidden');
-    const reader = await newKey(api, org.client, { name: 'reader', scopes: ['runs:read', 'runs:read-all'] });
+    const reader = await newKey(services.api, org.client, { name: 'reader', scopes: ['runs:read', 'runs:read-all'] });
     expect((await reader.client.get(`/api/runs/${id}/timeline`)).status).to.equal(200);
   });
 });

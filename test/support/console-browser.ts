@@ -1,7 +1,8 @@
 // The console's browser tests (test/integration/console-*.test.ts) drive Debian's Chromium
 // through playwright-core: one browser per suite, pages that report every
 // `securitypolicyviolation` (there must be none), signing in through the sign-in form, and
-// screenshots for docs/console/.
+// screenshots of each page: into docs/console/ with UPDATE_SCREENSHOTS=1 (to refresh the ones the
+// READMEs show), else into the temporary folder, so a test run leaves the checkout as it was.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,7 +10,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { PROJECT_ROOT } from '../../shared/project-root.ts';
 
 export const CHROMIUM = '/usr/bin/chromium';
-export const SCREENSHOTS = path.join(PROJECT_ROOT, 'docs', 'console');
+export const SCREENSHOTS = process.env.UPDATE_SCREENSHOTS === '1' ? path.join(PROJECT_ROOT, 'docs', 'console') : path.join(os.tmpdir(), 'console-screenshots');
 
 export function chromiumPresent(): boolean {
   return fs.existsSync(CHROMIUM);
@@ -52,6 +53,41 @@ export async function consoleSession(browser: Browser, opts: { colorScheme?: 'li
     if (m.type() === 'error' && !/Failed to load resource/.test(m.text())) errors.push(m.text());
   });
   return { context, page, violations, errors, close: () => context.close() };
+}
+
+/** What a console suite's tests use: its browser, and the first session of it with its page. */
+export interface ConsoleSuite {
+  browser: Browser;
+  session: ConsoleSession;
+  page: Page;
+}
+
+/**
+ * Sets up the calling `describe` as a console browser suite: skipped where Chromium is absent,
+ * else one browser and one session (signed out) opened before the suite's own hooks, which are
+ * to be registered after this call (they start the stack and may sign `page` in); a failed
+ * test's page kept as a screenshot; session and browser closed after the tests. The fields are
+ * set once the first `before` has run.
+ */
+export function useConsole(): ConsoleSuite {
+  const suite = {} as ConsoleSuite;
+  before(async function () {
+    if (!chromiumPresent()) {
+      console.warn('      skipped: /usr/bin/chromium is absent (apt-get install chromium; .ci/run installs it)');
+      this.skip();
+    }
+    suite.browser = await launchChromium();
+    suite.session = await consoleSession(suite.browser);
+    suite.page = suite.session.page;
+  });
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed' && suite.page) return failureScreenshot(suite.page, this.currentTest.title).catch(() => {});
+  });
+  after(async () => {
+    await suite.session?.close();
+    await suite.browser?.close();
+  });
+  return suite;
 }
 
 /** Signs in through the console's form; ends on the page `next` names (default: the home). */

@@ -11,6 +11,9 @@ export interface RecordedRequest {
 
 export type Step = (req: RecordedRequest) => unknown | Promise<unknown>;
 
+/** The content of the last tool message the runtime sent back in `req`. */
+export const lastToolResult = (req: RecordedRequest) => req.body.messages.filter((m: any) => m.role === 'tool').at(-1)?.content as string;
+
 /** A chat completion answering in text (a chat turn's reply). */
 export function textAnswer(content: string, usage = { prompt_tokens: 12, completion_tokens: 3 }) {
   return { id: 'chatcmpl-x', object: 'chat.completion', choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content } }], usage };

@@ -40,16 +40,30 @@ export function agentManifest(spec: AgentSpec): Record<string, unknown> {
   };
 }
 
-/** Imports an agent and fails loudly when the import is refused. */
-export async function importAgent(client: Client, spec: AgentSpec): Promise<void> {
-  const archive = await zip({ 'manifest.json': JSON.stringify(agentManifest(spec)), 'prompt.md': spec.prompt ?? 'You are a test agent.' });
-  const res = await uploadPackage(client, archive);
-  if (res.status !== 201) throw new Error(`import of ${spec.name} failed: ${res.status} ${JSON.stringify(res.body)}`);
+/** Imports the package `manifest` describes (an agent with `prompt` as its prompt.md) and fails loudly when the import is refused. */
+export async function importManifest(client: Client, manifest: Record<string, unknown>, prompt = 'You are a test agent.'): Promise<void> {
+  const files: Record<string, string> = { 'manifest.json': JSON.stringify(manifest) };
+  if (manifest.type === 'agent') files['prompt.md'] = prompt;
+  const res = await uploadPackage(client, await zip(files));
+  if (res.status !== 201) throw new Error(`import of ${manifest.name} failed: ${res.status} ${res.text}`);
 }
 
-/** Imports an integration package with these `auths` (SPEC 2.12) through the import route. */
-export async function importIntegration(client: Client, name: string, displayName: string, auths: Record<string, unknown>): Promise<void> {
-  const manifest = { name, version: '1.0.0', type: 'integration', schema_version: '0.3', display_name: displayName, description: 'x', auths };
-  const res = await uploadPackage(client, await zip({ 'manifest.json': JSON.stringify(manifest) }));
-  if (res.status !== 201) throw new Error(`import of ${name} failed: ${res.status} ${res.text}`);
+/** Imports an agent and fails loudly when the import is refused. */
+export async function importAgent(client: Client, spec: AgentSpec): Promise<void> {
+  await importManifest(client, agentManifest(spec), spec.prompt);
+}
+
+/** Imports an integration package with these `auths` (SPEC 2.12) and any other manifest fields in `extra` (e.g. `_meta`). */
+export async function importIntegration(client: Client, name: string, displayName: string, auths: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<void> {
+  await importManifest(client, { name, version: '1.0.0', type: 'integration', schema_version: '0.3', display_name: displayName, description: 'x', ...extra, auths });
+}
+
+/** A `custom` auth whose one credential, `field`, goes to `uris` as `Authorization: <prefix><field>`. */
+export function authorizationAuth(uris: string[], field: string, prefix: string): Record<string, unknown> {
+  return {
+    type: 'custom',
+    credentials: { schema: { type: 'object', required: [field], properties: { [field]: { type: 'string' } } } },
+    authorized_uris: uris,
+    delivery: { http: { in: 'header', name: 'Authorization', prefix, value: `{$credential.${field}}` } },
+  };
 }

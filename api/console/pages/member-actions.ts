@@ -4,12 +4,12 @@
 // (spaces:write, within what the person holds). An add refused shows the page again with the
 // reason beside the field; the others come back with what happened.
 import { ProblemError, problem } from '../../../shared/errors.ts';
-import { addOrgMemberByEmail, addSpaceMember, removeOrgMemberAs, removeSpaceMember, updateSpaceMember } from '../../../shared/identity/members.ts';
+import { addOrgMemberByEmail, addSpaceMember, removeOrgMemberAs, removeSpaceMember, type SpaceManager, updateSpaceMember } from '../../../shared/identity/members.ts';
 import { isOrgAdmin } from '../../../shared/identity/tenancy.ts';
 import { ORG_ROLES, type OrgRole } from '../../../shared/permissions.ts';
 import { DEFAULT_RATE_LIMITS } from '../../rate-limits.ts';
 import { setFlash } from '../flash.ts';
-import { definePage, type PageContext, redirect } from '../page.ts';
+import { definePage, type PageContext, type PageDef, redirect } from '../page.ts';
 import { parseRole, renderMembersPage, spaceManager } from './members.ts';
 
 const PATH = '/orgs/:orgId/spaces/:spaceId/members';
@@ -20,15 +20,35 @@ function back(page: PageContext<unknown>): string {
   return `${page.space!.base}/members`;
 }
 
-/** A refusal of a one-button change, said on the page it came from; anything else is thrown. */
-async function flashRefusal(page: PageContext<unknown>, what: string, change: () => Promise<void>, done: string): Promise<void> {
+/** A one-button change: what it did (`change` says it), or its refusal, said on the page it came from; anything else is thrown. */
+async function flashRefusal(page: PageContext<unknown>, what: string, change: () => Promise<string>): Promise<void> {
   try {
-    await change();
-    setFlash(page.ctx, { kind: 'ok', text: done });
+    setFlash(page.ctx, { kind: 'ok', text: await change() });
   } catch (err) {
     if (!(err instanceof ProblemError) || err.status >= 500) throw err;
     setFlash(page.ctx, { kind: 'error', text: `${what}: ${err.detail}` });
   }
+}
+
+/**
+ * A one-button change to a space member (`:userId`) by a manager of the space, counted as the
+ * API's `apiRoute`. `read` takes the form (a bad one throws: the error page) and returns the
+ * change, made as the manager, which says what it did; a refusal is said on the members page.
+ */
+function spaceMemberChange(action: string, apiRoute: string, what: string, read: (page: PageContext<UserParam>) => (by: SpaceManager) => Promise<string>): PageDef<UserParam> {
+  return definePage<UserParam>({
+    method: 'post',
+    path: `${PATH}/space/:userId/${action}`,
+    context: 'space',
+    scope: 'spaces:write',
+    rateLimit: { key: apiRoute, rule: WRITE },
+    async handler(page) {
+      const change = read(page);
+      const by = await spaceManager(page);
+      await flashRefusal(page, what, () => change(by));
+      redirect(page, back(page));
+    },
+  });
 }
 
 export const orgMemberAdd = definePage({
@@ -66,15 +86,11 @@ export const orgMemberRemove = definePage<UserParam>({
     const caller = { orgId: org.id, userId: page.user!.id, role: orgRole };
     const { knex, workflows } = page.ctx.services;
     let left = false;
-    await flashRefusal(
-      page,
-      'Not removed',
-      async () => {
-        await removeOrgMemberAs(knex, workflows, caller, page.params.userId);
-        left = self;
-      },
-      self ? `You left ${org.name}.` : `Removed the member from ${org.name}; their API keys here are revoked.`,
-    );
+    await flashRefusal(page, 'Not removed', async () => {
+      await removeOrgMemberAs(knex, workflows, caller, page.params.userId);
+      left = self;
+      return self ? `You left ${org.name}.` : `Removed the member from ${org.name}; their API keys here are revoked.`;
+    });
     redirect(page, left ? '/console' : back(page));
   },
 });
@@ -101,32 +117,18 @@ export const spaceMemberAdd = definePage({
   },
 });
 
-export const spaceMemberRole = definePage<UserParam>({
-  method: 'post',
-  path: `${PATH}/space/:userId/role`,
-  context: 'space',
-  scope: 'spaces:write',
-  rateLimit: { key: 'PATCH /api/spaces/:spaceId/members/:userId', rule: WRITE },
-  async handler(page) {
-    const choice = parseRole(page.form.get('role'));
-    if (!choice) throw problem('validation_failed', 'Choose a role.');
+export const spaceMemberRole = spaceMemberChange('role', 'PATCH /api/spaces/:spaceId/members/:userId', 'Role not changed', (page) => {
+  const choice = parseRole(page.form.get('role'));
+  if (!choice) throw problem('validation_failed', 'Choose a role.');
+  return async (by) => {
     const { knex, workflows } = page.ctx.services;
-    const by = await spaceManager(page);
-    await flashRefusal(page, 'Role not changed', async () => void (await updateSpaceMember(knex, workflows, by, page.params.userId, choice)), 'Changed the role.');
-    redirect(page, back(page));
-  },
+    await updateSpaceMember(knex, workflows, by, page.params.userId, choice);
+    return 'Changed the role.';
+  };
 });
 
-export const spaceMemberRemove = definePage<UserParam>({
-  method: 'post',
-  path: `${PATH}/space/:userId/remove`,
-  context: 'space',
-  scope: 'spaces:write',
-  rateLimit: { key: 'DELETE /api/spaces/:spaceId/members/:userId', rule: WRITE },
-  async handler(page) {
-    const { knex, workflows } = page.ctx.services;
-    const by = await spaceManager(page);
-    await flashRefusal(page, 'Not removed', () => removeSpaceMember(knex, workflows, by, page.params.userId), `Ended the role in ${page.space!.space.name}.`);
-    redirect(page, back(page));
-  },
+export const spaceMemberRemove = spaceMemberChange('remove', 'DELETE /api/spaces/:spaceId/members/:userId', 'Not removed', (page) => async (by) => {
+  const { knex, workflows } = page.ctx.services;
+  await removeSpaceMember(knex, workflows, by, page.params.userId);
+  return `Ended the role in ${page.space!.space.name}.`;
 });

@@ -1,5 +1,8 @@
-// The browser's copy of api/console/format.ts formatDuration: a ticking duration reads as the
-// server wrote it.
+// Durations as the console writes them, one module for both sides: the server's pages import it
+// through api/console/format.ts (plain ESM, no DOM: it runs in Node as it is), and a ticking
+// duration in the browser reads as the server wrote it. Types: format.d.ts.
+
+/** `850 ms`, `12.4 s`, `3 min 05 s`, `2 h 07 min`. */
 export function formatDuration(ms) {
   if (ms === null || ms === undefined || !Number.isFinite(ms)) return '—';
   if (ms < 1000) return `${Math.round(ms)} ms`;
