@@ -4,6 +4,7 @@ import { CURRENT_API_VERSION, SUPPORTED_API_VERSIONS } from '../shared/api-versi
 import type { Config } from '../shared/config.ts';
 import { ERROR_CATALOG } from '../shared/errors.ts';
 import { bodyAjv } from '../shared/validation.ts';
+import { storableJsonSchema, storableSchema } from './middleware/storable-text.ts';
 import { type JsonSchema, openApiPath, type RouteDef } from './route.ts';
 import { rateLimitOf } from './rate-limits.ts';
 import { problemSchema } from './schemas.ts';
@@ -16,8 +17,33 @@ const header = (name: string, description: string, required = false, schema: Jso
   schema,
 });
 
-function parametersOf(route: RouteDef): unknown[] {
+/**
+ * The values a path parameter cannot take because a template with fewer parameters claims the
+ * path (api/router.ts, `claiming`): `GET /api/auth/device/code` is the 405 of `POST
+ * /api/auth/device/code`, not `GET /api/auth/device/{uid}`. Templates that differ in that one segment only.
+ */
+function claimedValues(route: RouteDef, routes: RouteDef[]): Map<string, string[]> {
+  const segments = route.path.split('/');
+  const out = new Map<string, string[]>();
+  for (const other of routes) {
+    const theirs = other.path.split('/');
+    if (theirs.length !== segments.length) continue;
+    const differ = segments.flatMap((s, i) => (s === theirs[i] || (s.startsWith(':') && theirs[i].startsWith(':')) ? [] : [i]));
+    const at = differ[0];
+    if (differ.length !== 1 || !segments[at].startsWith(':') || theirs[at].startsWith(':')) continue;
+    const name = segments[at].slice(1);
+    out.set(name, [...new Set([...(out.get(name) ?? []), theirs[at]])]);
+  }
+  return out;
+}
+
+function parametersOf(route: RouteDef, routes: RouteDef[]): unknown[] {
   const out: unknown[] = [];
+  const claimed = claimedValues(route, routes);
+  const pathSchema = (name: string, s: JsonSchema) => {
+    const values = claimed.get(name);
+    return values ? { ...(storableSchema(s) as JsonSchema), not: { enum: values } } : storableSchema(s);
+  };
   for (const [where, schema] of [
     ['path', route.params],
     ['query', route.query],
@@ -25,19 +51,21 @@ function parametersOf(route: RouteDef): unknown[] {
     const props = (schema?.properties ?? {}) as Record<string, JsonSchema>;
     const required = new Set((schema?.required as string[]) ?? []);
     for (const [name, s] of Object.entries(props)) {
-      out.push({ name, in: where, required: where === 'path' || required.has(name), schema: s });
+      out.push({ name, in: where, required: where === 'path' || required.has(name), schema: where === 'path' ? pathSchema(name, s) : storableSchema(s) });
     }
   }
   // A path parameter the route gives no schema for is still a parameter of the operation.
   const declared = new Set(Object.keys((route.params?.properties ?? {}) as object));
   for (const [, name] of route.path.matchAll(/\/:(\w+)/g)) {
-    if (!declared.has(name)) out.push({ name, in: 'path', required: true, schema: { type: 'string' } });
+    if (!declared.has(name)) out.push({ name, in: 'path', required: true, schema: pathSchema(name, { type: 'string' }) });
   }
   for (const [name, h] of Object.entries(route.headers ?? {})) out.push(header(name, h.description, h.required, h.schema));
   if (route.auth === 'session' || route.auth === 'any') out.push(header('Service-Version', 'API version (YYYY-MM-DD); echoed on the response', false, { type: 'string', enum: [...SUPPORTED_API_VERSIONS] }));
   if (route.idempotent) out.push(header('Idempotency-Key', 'At most 255 characters; a repeat replays the stored answer for 24 h', false, { type: 'string', maxLength: 255 }));
   if (route.context) {
-    out.push(header('X-Org-Id', 'Organization (sessions); ignored with an API key, whatever it holds (SPEC 5.2)', false, { type: 'string', format: 'uuid' }));
+    // Any string: what an API key (or an organization- or space-bound token) sends is ignored,
+    // empty, malformed or another organization's alike (SPEC 5.2); the UUID a session must send is said in words.
+    out.push(header('X-Org-Id', ORG_HEADER, false, { type: 'string' }));
   }
   if (route.context === 'space') {
     out.push(header('X-Space-Id', 'Space (sessions); an API key is pinned to its own space (another is 403)', false, { type: 'string', pattern: '^spc_[0-9A-Za-z]{24}$' }));
@@ -46,13 +74,48 @@ function parametersOf(route: RouteDef): unknown[] {
   return out;
 }
 
+const ORG_HEADER =
+  'The organization, by its id (a UUID), with a session or an instance-level access token: anything else is 400 `validation_failed`, and an organization the caller is not a member of 403. ' +
+  'Ignored with an API key or an organization- or space-level token, bound to their organization, whatever it holds (SPEC 5.2).';
+
+/**
+ * One frame of an event stream, as OpenAPI 3.1 describes an item of `text/event-stream`: its
+ * `event` name, its `id` and its `data`, a JSON document of the shape that event carries.
+ */
+function sseFrameSchema(frames: NonNullable<RouteDef['sseFrames']>): JsonSchema {
+  return {
+    oneOf: Object.entries(frames).map(([event, frame]) => ({
+      type: 'object',
+      description: frame.description,
+      required: ['event', 'data'],
+      properties: {
+        event: { const: event },
+        id: { type: 'string', description: '`<subscriber>:<n>`, unique per connection' },
+        data: { type: 'string', contentMediaType: 'application/json', contentSchema: frame.schema },
+      },
+    })),
+  };
+}
+
+/**
+ * A body the handler reads itself. The JSON ones this service reads (MCP, the LLM proxy) refuse
+ * unstorable text as the router's do; the authorization server's (tag OIDC) are oidc-provider's own.
+ */
+function streamBodySchema(route: RouteDef, body: NonNullable<RouteDef['streamBody']>): unknown {
+  return body.contentType === 'application/json' && route.tag !== 'OIDC' ? storableSchema(body.schema) : body.schema;
+}
+
 function responsesOf(route: RouteDef, config: Config): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const problemContent = { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } };
   for (const [status, r] of Object.entries(route.responses)) {
     const headers = r.headers ? { headers: r.headers } : {};
-    out[status] = r.schema
-      ? { description: r.description, ...headers, content: { [r.contentType ?? 'application/json']: { schema: r.schema }, ...(r.problem ? problemContent : {}) } }
+    const schema = r.contentType === 'text/event-stream' && route.sseFrames ? sseFrameSchema(route.sseFrames) : r.schema;
+    // The router's own refusals (validation, text that cannot be stored) come before any handler,
+    // as problem documents, whatever else an error status of the route is answered with.
+    const problemToo = r.problem || Number(status) >= 400;
+    out[status] = schema
+      ? { description: r.description, ...headers, content: { [r.contentType ?? 'application/json']: { schema }, ...(problemToo ? problemContent : {}) } }
       : { description: r.description, ...headers };
   }
   const problemRef = { content: problemContent };
@@ -86,10 +149,10 @@ export function buildOpenApi(routes: RouteDef[], config: Config): Record<string,
             : route.auth === 'sink'
               ? [{ sinkSecret: [] }]
               : [{ apiKey: [] }, ...(route.queryCredentials ? [{ apiKeyQuery: [] }] : []), { session: [] }],
-      parameters: parametersOf(route),
+      parameters: parametersOf(route, routes),
       // The router reads a missing body as `{}`: the body is required only where `{}` is refused.
-      ...(route.body ? { requestBody: { required: !bodyAjv.validate(route.body, {}), content: { 'application/json': { schema: route.body } } } } : {}),
-      ...(route.streamBody ? { requestBody: { required: true, content: { [route.streamBody.contentType]: { schema: route.streamBody.schema } } } } : {}),
+      ...(route.body ? { requestBody: { required: !bodyAjv.validate(route.body, {}), content: { 'application/json': { schema: storableSchema(route.body) } } } } : {}),
+      ...(route.streamBody ? { requestBody: { required: true, content: { [route.streamBody.contentType]: { schema: streamBodySchema(route, route.streamBody) } } } } : {}),
       responses: responsesOf(route, config),
       ...(route.scope ? { 'x-required-scope': route.scope } : {}),
       ...(rateLimitOf(route, config) ? { 'x-rate-limit': rateLimitOf(route, config) } : {}),
@@ -106,7 +169,7 @@ export function buildOpenApi(routes: RouteDef[], config: Config): Record<string,
     servers: [{ url: config.publicUrl }],
     paths,
     components: {
-      schemas: { Problem: problemSchema },
+      schemas: { Problem: problemSchema, StorableJson: storableJsonSchema },
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'API key: svc_ + 30 base62 + 6-character checksum' },
         session: { type: 'apiKey', in: 'cookie', name: 'svc.session_token' },

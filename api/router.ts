@@ -10,6 +10,7 @@ import { readJsonBody } from './middleware/body.ts';
 import { authenticate } from './middleware/authenticate.ts';
 import { idempotencyKeyFor, withIdempotency } from './middleware/idempotency.ts';
 import { enforceRateLimit } from './middleware/rate-limit.ts';
+import { assertStorableParams } from './middleware/storable-text.ts';
 import { resolveTenancy } from './middleware/tenancy.ts';
 import type { AppContext } from './context.ts';
 import type { RouteDef } from './route.ts';
@@ -114,16 +115,18 @@ async function ranOnStaleAccess(ctx: AppContext, err: unknown): Promise<boolean>
  */
 async function serve(ctx: AppContext, route: RouteDef, v: Compiled, readBody: () => Promise<unknown>, first: boolean): Promise<void> {
   await authenticate(ctx, route, first && route.confirmsAccess);
-  if (first && !(await enforceRateLimit(ctx, route))) return; // before idempotency: a replay still costs a point
+  if (first && !(await rateLimited(ctx, route))) return; // before idempotency: a replay still costs a point
   await resolveTenancy(ctx, route); // permissions first, replays included
   const idempotencyKey = idempotencyKeyFor(ctx, route);
   let body: unknown;
   if (route.method !== 'get' && route.method !== 'delete' && !route.streamBody) body = await readBody();
   const input = () => {
     const params = { ...ctx.params };
+    assertStorableParams(params);
     if (v.params) assertValid(v.params, params);
     const query: Record<string, unknown> = { ...ctx.query };
     if (!v.openQuery) assertDeclaredQuery(v.queryNames, query);
+    assertStorableParams(query);
     if (v.query) assertValid(v.query, query);
     if (v.body) {
       if (body === undefined) body = {};
@@ -150,6 +153,31 @@ async function serve(ctx: AppContext, route: RouteDef, v: Compiled, readBody: ()
     await ctx.state.access?.settle(ctx.services.knex);
     await withIdempotency(ctx, idempotencyKey, handle, route);
   } else await handle();
+}
+
+/** The first header the route requires (`headers`, `required`) that is absent or blank, as the 400 it answers. */
+function missingHeader(ctx: AppContext, route: RouteDef): ProblemError | undefined {
+  for (const [name, h] of Object.entries(route.headers ?? {})) {
+    if (h.required && !ctx.get(name).trim()) {
+      return problem('validation_failed', { detail: `Header ${name} is required`, param: name, errors: [{ field: name, code: 'required', message: `${name} is required` }] });
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The route's rate limit (false: the limiter answered itself). A request missing a required
+ * header still costs a point, but past the limit it is answered its 400 rather than a 429: it is
+ * malformed whatever the counters say (issue 30). Within the limit the pipeline goes on as
+ * before (an Idempotency-Key refused, then the handler's own 400 for the header).
+ */
+async function rateLimited(ctx: AppContext, route: RouteDef): Promise<boolean> {
+  try {
+    return await enforceRateLimit(ctx, route);
+  } catch (err) {
+    const missing = err instanceof ProblemError && err.code === 'rate_limited' ? missingHeader(ctx, route) : undefined;
+    throw missing ?? err;
+  }
 }
 
 interface MatchedLayer {

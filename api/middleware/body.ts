@@ -1,8 +1,10 @@
 // JSON request bodies: content type checked, size capped by API_BODY_LIMIT_BYTES, raw bytes
-// kept (idempotency fingerprints hash them), parse errors answered as problems.
+// kept (idempotency fingerprints hash them), parse errors answered as problems, text Postgres
+// cannot store refused (storable-text.ts).
 import getRawBody from 'raw-body';
 import { problem } from '../../shared/errors.ts';
 import type { AppContext } from '../context.ts';
+import { assertStorableJson } from './storable-text.ts';
 
 export async function readJsonBody(ctx: AppContext): Promise<unknown> {
   const limit = ctx.services.config.apiBodyLimitBytes;
@@ -24,9 +26,13 @@ export async function readJsonBody(ctx: AppContext): Promise<unknown> {
   }
   ctx.state.rawBody = raw;
   if (raw.length === 0) return undefined;
+  const text = raw.toString('utf8');
+  let parsed: unknown;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    parsed = JSON.parse(text);
   } catch (err) {
     throw problem('invalid_json', `The body is not valid JSON: ${(err as Error).message}`);
   }
+  assertStorableJson(parsed, text);
+  return parsed;
 }

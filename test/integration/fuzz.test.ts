@@ -1,6 +1,7 @@
 // Issue 14: a schema-driven fuzzer (schemathesis, from PyPI, all of its checks) against
 // /api/openapi.json with an owner's API key. Installed project-locally into .tools/schemathesis
-// on first use, like the Temporal CLIs (shared/stack/ensure-installed.mjs).
+// on first use, like the Temporal CLIs (shared/stack/ensure-installed.mjs). This is the narrowed
+// profile; the unmodified one (issue 30) is test/fuzz/unmodified.ts, both in fuzz/README.md.
 //
 // Left out: the Server-Sent Events streams (/api/realtime/*: they never end) and the sink
 // routes (`sinkSecret`, a per-run secret the fuzzer does not hold). The settings in fuzz/ are
@@ -14,7 +15,7 @@
 // - positive_data_acceptance also accepts, on the named operations only, refusals of
 //   well-formed requests that only the server can judge: 400 unknown pagination cursor, 422
 //   idempotency_conflict (a drawn Idempotency-Key reused with another body), 400 inline-run
-//   manifest semantics and INLINE_RUN_LIMITS, 400 unresolvable model base URL, 400 cron
+//   manifest semantics and INLINE_RUN_LIMITS, 400 unresolvable model base URL or webhook URL, 400 cron
 //   expression, 400 reset token unknown or used, 400 invalid_archive (import and import-bundle),
 //   410 connect_link_gone, 400 on the OIDC protocol endpoints and pages (RFC 6749 / 8628 errors
 //   for unknown clients, codes, tokens or interactions), 413 and 410 on uploads, 416 and 415 on

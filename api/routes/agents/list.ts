@@ -1,4 +1,5 @@
 import { agentSchema } from '../../../shared/packages/model.ts';
+import { OFFSET_MAX } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { listAgents } from '../../resources/agents.ts';
@@ -13,7 +14,7 @@ export default defineRoute<unknown, { limit?: number; offset?: number }>({
   auth: 'any',
   context: 'space',
   scope: 'agents:read',
-  query: { type: 'object', properties: { limit: { type: 'integer' }, offset: { type: 'integer', minimum: 0 } } },
+  query: { type: 'object', properties: { limit: { type: 'integer' }, offset: { type: 'integer', minimum: 0, maximum: OFFSET_MAX } } },
   responses: { 200: { description: 'List', schema: listOf(agentSchema) } },
   async handler(ctx, { query }) {
     ctx.body = await listAgents(ctx, query.limit, query.offset ?? 0);

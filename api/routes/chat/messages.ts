@@ -1,5 +1,5 @@
 import { type ChatMessageRow, chatMessageDto, chatMessageSchema } from '../../../shared/chat/model.ts';
-import { limitFrom, setSequenceNext } from '../../pagination.ts';
+import { limitFrom, SEQUENCE_MAX, setSequenceNext } from '../../pagination.ts';
 import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { CHAT_AUTH_NOTE, chatSessionIdParam, findCallerSession } from './_shared.ts';
@@ -18,7 +18,7 @@ export default defineRoute<unknown, { since?: number; limit?: number }, { id: st
   query: {
     type: 'object',
     properties: {
-      since: { type: 'integer', minimum: 0, default: 0, description: 'Only messages with a greater `seq`' },
+      since: { type: 'integer', minimum: 0, maximum: SEQUENCE_MAX, default: 0, description: 'Only messages with a greater `seq`' },
       limit: { type: 'integer', description: 'Page size, 100 by default, at most 1000; out of range falls back to the default' },
     },
   },

@@ -25,6 +25,7 @@ import type { RateLimitRule } from '../../rate-limiters.ts';
 import type {  } from '../../route.ts';
 import { canReadRun } from '../../../shared/runs/visibility.ts';
 import { audienceOf } from '../../resources/runs.ts';
+import { assertStorableJson } from '../../middleware/storable-text.ts';
 
 const TIMEOUT_MS = 120_000;
 
@@ -57,12 +58,14 @@ async function readBody(ctx: AppContext): Promise<Record<string, unknown>> {
     if ((err as { type?: string }).type === 'entity.too.large') throw tooLarge();
     throw err;
   }
+  const text = raw.toString('utf8');
   let body: unknown;
   try {
-    body = JSON.parse(raw.toString('utf8'));
+    body = JSON.parse(text);
   } catch (err) {
     throw problem('invalid_json', `The body is not valid JSON: ${(err as Error).message}`);
   }
+  assertStorableJson(body, text);
   if (!body || typeof body !== 'object' || Array.isArray(body)) {
     throw problem('validation_failed', { detail: 'The body must be a JSON object', errors: [{ field: '', code: 'invalid_type', message: 'must be object' }] });
   }

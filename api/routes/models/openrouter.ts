@@ -43,6 +43,11 @@ export default defineRoute({
       description: 'The models OpenRouter offers',
       schema: { type: 'object', additionalProperties: false, required: ['object', 'data'], properties: { object: { const: 'list' }, data: { type: 'array', items: openRouterModel } } },
     },
+    502: {
+      description: '`provider_unreachable`: OpenRouter (`OPENROUTER_API_URL`) could not be reached, refused by the egress policy or the organization\'s proxy, or answered without a model list',
+      contentType: 'application/problem+json',
+      schema: { $ref: '#/components/schemas/Problem' },
+    },
   },
   async handler(ctx) {
     const { knex, config } = ctx.services;

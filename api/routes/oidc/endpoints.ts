@@ -11,7 +11,8 @@ import type { RateLimitRule } from '../../rate-limiters.ts';
 import { defineRoute, type HttpMethod, type JsonSchema, type RouteDef } from '../../route.ts';
 import { prefillUserCode } from './pages.ts';
 import { ROUTES } from './_paths.ts';
-import { oidcServer, SESSION_COOKIE } from './provider.ts';
+import { oidcServer, REGISTERED_REDIRECT_URI, SESSION_COOKIE } from './provider.ts';
+import { NUL_FREE } from '../../middleware/storable-text.ts';
 
 /** SPEC 5.5: authorize, token, introspect, revoke and registration, per client IP. */
 const OAUTH_LIMIT: RateLimitRule = { points: 60, duration: 60, by: 'ip', oauthError: true };
@@ -250,7 +251,19 @@ export const oidcEndpoints: RouteDef[] = [
     summary: 'Dynamic client registration (RFC 7591)',
     description: 'Needs no session. The client is instance level: its tokens act as the person who signs in, with at most what that person holds. Rate limited per IP.',
     rateLimit: OAUTH_LIMIT,
-    streamBody: { contentType: 'application/json', schema: { type: 'object', properties: { redirect_uris: { type: 'array', items: { type: 'string' } }, client_name: { type: 'string' } } } },
+    // The redirect URIs registration takes and the client name it stores (provider.ts,
+    // `storableAdapter`); other metadata oidc-provider ignores or checks itself.
+    streamBody: {
+      contentType: 'application/json',
+      schema: {
+        type: 'object',
+        required: ['redirect_uris'],
+        properties: {
+          redirect_uris: { type: 'array', minItems: 1, items: { type: 'string', pattern: REGISTERED_REDIRECT_URI } },
+          client_name: { type: 'string', minLength: 1, pattern: NUL_FREE },
+        },
+      },
+    },
     responses: { 201: json('The client with `client_id` (and `client_secret` unless public)'), 400: json('`invalid_client_metadata` / `invalid_redirect_uri`'), 429: json('RFC 6749 `temporarily_unavailable`') },
   }),
   endpoint({

@@ -13,6 +13,7 @@ import { DEVICE_CODE_GRANT, OIDC_SCOPES } from '../../../shared/oidc/clients.ts'
 import { loadSigningKeys } from '../../../shared/oidc/keys.ts';
 import { ACCESS_TOKEN_TTL_SECONDS, apiAudience } from '../../../shared/oidc/tokens.ts';
 import type { Services } from '../../services.ts';
+import { unstorable, unstorableField } from '../../middleware/storable-text.ts';
 import { INTERACTION_PATH, ROUTES } from './_paths.ts';
 import { deviceSuccessPage, deviceUserCodeConfirmPage, deviceUserCodeInputPage, errorPage, logoutPage, signedOutPage } from './pages.ts';
 
@@ -23,6 +24,54 @@ export interface OidcServer {
   provider: Provider;
   /** oidc-provider's own Koa app as a node handler: our routes hand it the request. */
   handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
+
+type Errors = typeof import('oidc-provider').errors;
+
+/**
+ * What dynamic registration takes as a redirect URI (published by endpoints.ts): http(s), a host
+ * that is an ASCII name whose last label holds a letter, an IPv4 address or [::1], a port up to
+ * 65535, a path or query without a fragment. Every such string is a web URI oidc-provider takes;
+ * the URL parser alone also takes hosts no pattern can describe exactly (IDNs, `*`), which a
+ * client's published contract would then disagree with (issue 30).
+ */
+export const REGISTERED_REDIRECT_URI =
+  '^https?://(([A-Za-z0-9-]{1,63}\\.)*[A-Za-z0-9-]{0,62}[A-Za-z][A-Za-z0-9-]{0,62}|((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])|\\[::1\\])(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?([/?][^#\\s\\x00]*)?$';
+const REGISTERED_REDIRECT = new RegExp(REGISTERED_REDIRECT_URI);
+
+/**
+ * The storage refusing text Postgres cannot store (issue 30; api/middleware/storable-text.ts):
+ * oidc-provider reads its requests itself, so what reaches the adapter was not checked by the
+ * router. Stored metadata or parameters holding it are a 400 (`invalid_client_metadata` for a
+ * registered client, else `invalid_request`), where they were a 500; an id holding it names
+ * nothing. A registered client's redirect URIs must also be ones `REGISTERED_REDIRECT_URI` takes.
+ */
+function storableAdapter(Base: ReturnType<typeof postgresAdapter>, errors: Errors) {
+  return class StorableAdapter extends Base {
+    override async upsert(id: string, payload: Record<string, any>, expiresIn?: number): Promise<void> {
+      const found = unstorableField(payload);
+      if (found) {
+        const message = `${found.field} holds ${found.what}, which cannot be stored`;
+        throw this.model === 'Client' ? new errors.InvalidClientMetadata(message) : new errors.InvalidRequest(message);
+      }
+      const uris: unknown[] = this.model === 'Client' && Array.isArray(payload.redirect_uris) ? payload.redirect_uris : [];
+      const at = uris.findIndex((uri) => typeof uri !== 'string' || !REGISTERED_REDIRECT.test(uri));
+      if (at >= 0) throw new errors.InvalidClientMetadata(`redirect_uris.${at} must be an http(s) URL with an ASCII host name, an IPv4 address or [::1], and no fragment`);
+      return super.upsert(id, payload, expiresIn);
+    }
+
+    override async find(id: string) {
+      return unstorable(id) ? undefined : super.find(id);
+    }
+
+    override async findByUserCode(userCode: string) {
+      return unstorable(userCode) ? undefined : super.findByUserCode(userCode);
+    }
+
+    override async findByUid(uid: string) {
+      return unstorable(uid) ? undefined : super.findByUid(uid);
+    }
+  };
 }
 
 async function createServer(services: Services): Promise<OidcServer> {
@@ -37,7 +86,7 @@ async function createServer(services: Services): Promise<OidcServer> {
   // (endpoints.ts), as oidc-provider's own serves only tokens without an audience.
   const resourceScopes = ['openid', 'email', 'profile', ...SCOPES].join(' ');
   const configuration: Configuration = {
-    adapter: postgresAdapter(knex, config.secretsKey),
+    adapter: storableAdapter(postgresAdapter(knex, config.secretsKey), errors),
     jwks: { keys: keys as never },
     routes: ROUTES,
     // Clients come from `oauth_clients` through the adapter; none is configured statically.

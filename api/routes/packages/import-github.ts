@@ -55,7 +55,14 @@ export default defineRoute<Body>({
       path: { type: 'string', maxLength: 255, description: 'Folder of the package in the repository; default the root' },
     },
   },
-  responses: { 201: { description: 'Published; the `ETag` header is the draft\'s', schema: importedSchema } },
+  responses: {
+    201: { description: 'Published; the `ETag` header is the draft\'s', schema: importedSchema },
+    502: {
+      description: '`github_unreachable`: `GITHUB_CODELOAD_URL` could not be reached, was refused by the egress policy, or answered other than 200 or 404',
+      contentType: 'application/problem+json',
+      schema: { $ref: '#/components/schemas/Problem' },
+    },
+  },
   async handler(ctx, { body }) {
     const t = ctx.state.tenancy!;
     const folder = folderOf(body.path);

@@ -27,7 +27,7 @@ export const realtimeQuery: JsonSchema = {
   type: 'object',
   properties: {
     token: { type: 'string', description: 'API key (`svc_...`), for clients that cannot send headers. API keys only: an OIDC access token here is 401.' },
-    orgId: { type: 'string', format: 'uuid', description: 'Organization, with a session cookie (stands in for X-Org-Id)' },
+    orgId: { type: 'string', description: 'Organization (a UUID), with a session cookie (stands in for X-Org-Id); ignored with an API key, whatever it holds (SPEC 5.2)' },
     spaceId: { type: 'string', description: 'Space, with a session cookie (stands in for X-Space-Id); an API key is pinned to its own space' },
     channels: {
       type: 'string',

@@ -19,7 +19,8 @@ export default defineRoute<unknown, RealtimeQuery, { packageId: string }>({
   params: {
     type: 'object',
     required: ['packageId'],
-    properties: { packageId: { type: 'string', pattern: '^@[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$', description: '@scope/name, URL-encoded' } },
+    // The example tells a client (and a generator) that the value carries a `/`, sent as `%2F`.
+    properties: { packageId: { type: 'string', pattern: '^@[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$', description: '@scope/name, URL-encoded', examples: ['@acme/summarizer'] } },
   },
   query: realtimeQuery,
   responses: realtimeResponses,
