@@ -12,6 +12,7 @@ import { expect } from 'chai';
 import Provider from 'oidc-provider';
 import { openCredentials } from '../../shared/integrations/connections.ts';
 import { PROJECT_ROOT } from '../../shared/project-root.ts';
+import { makeAjv } from '../../shared/validation.ts';
 import { zip } from '../fixtures/packages/build.ts';
 import { type Client, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { Feed } from '../support/sse-feed.ts';
@@ -363,6 +364,12 @@ describe('OAuth 2 connections', function () {
         expect(update.data).to.have.keys(['object', 'connection']);
         expect(update.data.object).to.equal('connection_update');
         expect(update.data.connection).to.include({ object: 'connection', id: connectionId, auth_key: 'oauth' });
+        // The frame is the one the OpenAPI document publishes for this event.
+        const openapi = (await org.client.get('/api/openapi.json')).body;
+        const frame = openapi.paths['/api/realtime/runs'].get['x-sse-frames'].connection_update.schema;
+        const validate = makeAjv(false).compile(frame);
+        expect(validate(structuredClone(update.data)), JSON.stringify(validate.errors)).to.equal(true);
+        expect(frame.required).to.deep.equal(['object', 'connection']);
         expect(JSON.stringify(feed.frames)).not.to.match(/access_token|refresh_token/);
         // the reconnect and the refresh were announced too, before the refusal
         const updates = feed.frames.filter((f) => f.event === 'connection_update');

@@ -3,6 +3,7 @@
 import type { AppContext } from '../../context.ts';
 import type { JsonSchema, RouteDef } from '../../route.ts';
 import { chatSessionSchema } from '../../../shared/chat/model.ts';
+import { connectionSchema } from '../../../shared/integrations/connections.ts';
 import { runLogSchema } from '../../../shared/runs/logs.ts';
 import { runSchema } from '../../../shared/runs/model.ts';
 import { RUN_VISIBILITY_COLUMNS, type RealtimeSubscriber } from '../../run-events-hub.ts';
@@ -56,7 +57,11 @@ export const realtimeFrames: NonNullable<RouteDef['sseFrames']> = {
     description: "The run's running totals of tokens and cost, after each model call.",
     schema: { type: 'object', required: ['runId', 'usage'], properties: { runId: { type: 'string', pattern: '^run_' }, usage: usageSchema } },
   },
-  connection_update: { description: 'Reserved: one of the caller\'s integration connections changed (not emitted yet).', schema: { type: 'object' } },
+  connection_update: {
+    description:
+      "One of the caller's integration connections changed outside a request of its own (a token refresh failed and it needs reconnecting, a hosted form or OAuth callback made or renewed it): the connection as `GET /api/connections` lists it. Sent to its owner's space-wide and agent streams.",
+    schema: { type: 'object', required: ['object', 'connection'], properties: { object: { const: 'connection_update' }, connection: connectionSchema } },
+  },
   chat_session_update: {
     description:
       "One of the caller's chat sessions changed (a message stored, a reply written or failed): the session as `GET /api/chat/sessions` lists it; read new messages with `GET /api/chat/sessions/{id}/messages?since=`. Chat module only; session credentials only (the person who opened the session), on the space-wide stream and on the stream of the session's agent.",
