@@ -135,6 +135,53 @@ export function egressDispatcher(allowInternalHosts: readonly string[], connectT
   });
 }
 
+/** Pooled dispatchers kept at most, one per egress decision; past it the least recently used closes (its open requests finish). */
+export const EGRESS_POOLS_MAX = 64;
+/** Connections a pooled dispatcher keeps to one origin at most (more requests wait for one). */
+export const EGRESS_POOL_CONNECTIONS = 32;
+/** An idle kept-alive connection closes after this, whatever the server's Keep-Alive hint. */
+const EGRESS_POOL_IDLE_MS = 30_000;
+
+const pools = new Map<string, Agent>();
+
+/**
+ * The kept-alive `egressDispatcher` of one egress decision (issue 33: a new connection per call
+ * cost a TCP and TLS handshake each time), for calls made direct, never through a forward proxy
+ * (`egressProxyAgent` is per proxy and never pooled here). Keyed by everything the connect-time
+ * check depends on (the private hosts allowed, the CA file) and the connect timeout, so a
+ * connection is reused only by calls whose policy admitted it: a call with a stricter decision
+ * gets a pool of its own, and every call still passes `checkDestination` before it is made (a
+ * name now resolving to a refused address is refused before any connection is reused). Within
+ * a pool undici keeps one set of connections per origin (scheme, host, port). Take the
+ * dispatcher just before the request, not across an await: an evicted pool closes.
+ */
+export function pooledEgressDispatcher(allowInternalHosts: readonly string[], connectTimeoutMs = 10_000, extraCaCertsPath?: string): Agent {
+  const hosts = [...new Set(allowInternalHosts)].sort();
+  const key = JSON.stringify([hosts, connectTimeoutMs, extraCaCertsPath ?? null]);
+  const found = pools.get(key);
+  if (found) {
+    pools.delete(key); // most recently used last
+    pools.set(key, found);
+    return found;
+  }
+  const agent = new Agent({
+    connections: EGRESS_POOL_CONNECTIONS,
+    keepAliveMaxTimeout: EGRESS_POOL_IDLE_MS,
+    connect: {
+      timeout: connectTimeoutMs,
+      ...(extraCaCertsPath ? { secureContext: trustedContext(extraCaCertsPath) } : {}),
+      lookup: egressLookup(hosts),
+    },
+  });
+  pools.set(key, agent);
+  if (pools.size > EGRESS_POOLS_MAX) {
+    const [oldest, evicted] = pools.entries().next().value!;
+    pools.delete(oldest);
+    void evicted.close().catch(() => undefined);
+  }
+  return agent;
+}
+
 /**
  * A dispatcher through an HTTP(S) forward proxy (an organization's outbound proxy): the
  * connection to the proxy passes `egressLookup`; the target is resolved by the proxy, so the

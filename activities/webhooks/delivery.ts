@@ -5,7 +5,8 @@
 // `deliverWebhookBatch` makes the first attempts of many events to one webhook for its outbox
 // (workflows/webhooks/webhook-outbox.ts): one read of the webhook and of the events, one
 // destination check, the requests side by side over the kept-alive connections of one
-// dispatcher, one insert of the attempts, and a deliverWebhook for each one to retry.
+// dispatcher, one insert of the attempts, and a deliverWebhook for each one to retry. A
+// publisher makes an event's first attempt itself with the same batch (first-attempt.ts).
 import { Context } from '@temporalio/activity';
 import { request } from 'undici';
 import { checkDestination, EgressError, egressDispatcher } from '../../shared/egress.ts';
@@ -67,7 +68,28 @@ function heartbeating(): () => void {
   return () => clearInterval(timer);
 }
 
-export function createWebhookDeliveryActivity(deps: Omit<ActivityDeps, 'files'>) {
+export type DeliveryDeps = Omit<ActivityDeps, 'files'>;
+
+/** A batch of first attempts to one webhook: its events' outcomes. */
+export type DeliverBatch = (input: { webhookId: string; eventIds: string[] }) => Promise<BatchOutcomes>;
+
+const deliveries = new WeakMap<DeliveryDeps, ReturnType<typeof createDelivery>>();
+
+/**
+ * The attempts of one worker's deps, made once: the platform queue's activities and the
+ * publishers' first attempts (first-attempt.ts) share its dispatcher, so its kept-alive
+ * connections serve them all.
+ */
+export function webhookDelivery(deps: DeliveryDeps): ReturnType<typeof createDelivery> {
+  let d = deliveries.get(deps);
+  if (!d) {
+    d = createDelivery(deps);
+    deliveries.set(deps, d);
+  }
+  return d;
+}
+
+function createDelivery(deps: DeliveryDeps) {
   const { knex, config, workflows } = deps;
   // One dispatcher for every attempt of this worker: connections to a destination are kept
   // alive and reused; each new one passes the egress lookup, and every attempt (or batch) is
@@ -211,9 +233,9 @@ export function createWebhookDeliveryActivity(deps: Omit<ActivityDeps, 'files'>)
     return counts;
   }
 
-  // Counted by outcome (webhook_delivery_attempts_total); `error`: the attempt itself failed (Temporal retries it).
+  // Counted by outcome (webhook_delivery_attempts_total); `error`: the attempt itself failed (Temporal retries it, or the outbox).
   return {
-    async deliverWebhookAttempt(input: { eventId: string; webhookId: string; attempt: number }): Promise<AttemptOutcome> {
+    async deliverAttempt(input: { eventId: string; webhookId: string; attempt: number }): Promise<AttemptOutcome> {
       const outcome = await attempt(input).catch((err: unknown) => {
         webhookAttempts.inc({ outcome: 'error' });
         throw err;
@@ -221,16 +243,28 @@ export function createWebhookDeliveryActivity(deps: Omit<ActivityDeps, 'files'>)
       webhookAttempts.inc({ outcome });
       return outcome;
     },
-    async deliverWebhookBatch(input: { webhookId: string; eventIds: string[] }): Promise<BatchOutcomes> {
-      const stop = heartbeating();
-      const counts = await batch(input)
-        .catch((err: unknown) => {
-          webhookAttempts.inc({ outcome: 'error' }, input.eventIds.length);
-          throw err;
-        })
-        .finally(stop);
+    deliverBatch: (async (input) => {
+      const counts = await batch(input).catch((err: unknown) => {
+        webhookAttempts.inc({ outcome: 'error' }, input.eventIds.length);
+        throw err;
+      });
       for (const [outcome, n] of Object.entries(counts)) if (outcome !== 'skipped') webhookAttempts.inc({ outcome }, n);
       return counts;
+    }) satisfies DeliverBatch,
+  };
+}
+
+export function createWebhookDeliveryActivity(deps: DeliveryDeps) {
+  const delivery = webhookDelivery(deps);
+  return {
+    deliverWebhookAttempt: (input: { eventId: string; webhookId: string; attempt: number }): Promise<AttemptOutcome> => delivery.deliverAttempt(input),
+    async deliverWebhookBatch(input: { webhookId: string; eventIds: string[] }): Promise<BatchOutcomes> {
+      const stop = heartbeating();
+      try {
+        return await delivery.deliverBatch(input);
+      } finally {
+        stop();
+      }
     },
   };
 }

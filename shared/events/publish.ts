@@ -1,6 +1,8 @@
 // Publishing an event: stored once under a deterministic id (a retried activity publishes the
-// same event), then handed to the outbox of each matching webhook (signal-with-start of
-// webhookOutbox, which makes the first attempts in batches and ignores a repeated event).
+// same event), then, for each matching webhook not yet attempted, the first attempt made by the
+// publisher itself when it can (activities/webhooks/first-attempt.ts), else handed to the
+// webhook's outbox (signal-with-start of webhookOutbox, which makes first attempts in batches and
+// ignores a repeated event).
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
@@ -47,8 +49,16 @@ export function runEventObject(run: RunRow & { scope: string; name: string }, ep
   return o;
 }
 
+/**
+ * A publisher's own first attempt of an event to one webhook (activities/webhooks/first-attempt.ts):
+ * 'done' once recorded (or nothing was left to send), else the event goes to the outbox, which
+ * makes it no sooner than `handOver` (epoch ms; 0: at once).
+ */
+export type FirstAttempt = (webhookId: string, eventId: string) => Promise<'done' | { handOver: number }>;
+
 interface Enqueued {
   eventId: string;
+  notBefore: number;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -57,26 +67,28 @@ const outboxQueues = new WeakMap<Client, Map<string, Enqueued[]>>();
 
 /**
  * Hands the event to the webhook's outbox (signal-with-start: started if it is not running),
- * which makes its first attempt in a batch. Resolves once the signal holding it is accepted.
- * Group commit: while one signal to a webhook's outbox is in flight, the events that arrive for
- * it wait and then go together in the next one (the first goes at once: no added latency).
+ * which makes its first attempt in a batch, at once or from `notBefore` (epoch ms). Resolves once
+ * the signal holding it is accepted. Group commit: while one signal to a webhook's outbox is in
+ * flight, the events that arrive for it wait and then go together in the next one (the first
+ * goes at once: no added latency).
  */
-export function enqueueDelivery(workflows: Client, eventId: string, webhookId: string): Promise<void> {
+export function enqueueDelivery(workflows: Client, eventId: string, webhookId: string, notBefore = 0): Promise<void> {
   const queues = outboxQueues.get(workflows) ?? new Map<string, Enqueued[]>();
   outboxQueues.set(workflows, queues);
   return new Promise<void>((resolve, reject) => {
     const waiting = queues.get(webhookId);
     if (waiting) {
-      waiting.push({ eventId, resolve, reject });
+      waiting.push({ eventId, notBefore, resolve, reject });
       return;
     }
-    const queue: Enqueued[] = [{ eventId, resolve, reject }];
+    const queue: Enqueued[] = [{ eventId, notBefore, resolve, reject }];
     queues.set(webhookId, queue);
     void (async () => {
       while (queue.length) {
         const batch = queue.splice(0, OUTBOX_SIGNAL_MAX_EVENTS);
         try {
-          await signalWebhookOutbox(workflows, webhookId, batch.map((e) => e.eventId));
+          const deferred = batch.filter((e) => e.notBefore > 0).map((e) => [e.eventId, e.notBefore] as const);
+          await signalWebhookOutbox(workflows, webhookId, batch.map((e) => e.eventId), deferred.length ? Object.fromEntries(deferred) : undefined);
           for (const e of batch) e.resolve();
         } catch (err) {
           for (const e of batch) e.reject(err);
@@ -102,22 +114,40 @@ export async function storeEvent(knex: Knex, e: NewEvent): Promise<void> {
     .ignore();
 }
 
-/** Stores the event and queues a delivery to each enabled webhook subscribed to it. */
-export async function publishEvent(knex: Knex, workflows: Client, e: NewEvent): Promise<number> {
-  // One round trip: the event stored (once: a retried publish changes nothing) and the enabled
-  // webhooks it concerns found (organization level, or space level in its space; no package
-  // filter, or its package).
-  const { rows: hooks } = await knex.raw<{ rows: Array<{ id: string }> }>(
+/**
+ * Stores the event and delivers it to each enabled webhook subscribed to it: the first attempt
+ * made here by `firstAttempt` when given and the event is new, else queued in the webhook's
+ * outbox. A webhook with an attempt of the event recorded is left alone (a repeated publish: the
+ * outbox would skip it, and its retries are deliverWebhook's). Resolves once each delivery is
+ * recorded or held by an outbox.
+ */
+export async function publishEvent(knex: Knex, workflows: Client, e: NewEvent, opts: { firstAttempt?: FirstAttempt } = {}): Promise<number> {
+  // One round trip: the event stored (once: a retried publish changes nothing, and `fresh` says
+  // which publish stored it) and the enabled webhooks it concerns found (organization level, or
+  // space level in its space; no package filter, or its package), each with whether it has an
+  // attempt of it recorded.
+  const { rows: hooks } = await knex.raw<{ rows: Array<{ id: string; fresh: boolean; attempted: boolean }> }>(
     `with stored as (
        insert into events (id, org_id, space_id, type, package_id, data, occurred_at) values (?, ?, ?, ?, ?, ?, ?)
        on conflict (id) do nothing
+       returning id
      )
-     select id from webhooks
-     where org_id = ? and enabled and ? = any(events)
-       and (level = 'org' or (level = 'space' and space_id = ?))
-       and (package_id is null or package_id = ?)`,
-    [e.id, e.orgId, e.spaceId, e.type, e.packageId, JSON.stringify({ object: e.object }), e.occurredAt, e.orgId, e.type, e.spaceId, e.packageId],
+     select w.id, exists (select 1 from stored) as fresh,
+       exists (select 1 from webhook_deliveries d where d.webhook_id = w.id and d.event_id = ?) as attempted
+     from webhooks w
+     where w.org_id = ? and w.enabled and ? = any(w.events)
+       and (w.level = 'org' or (w.level = 'space' and w.space_id = ?))
+       and (w.package_id is null or w.package_id = ?)`,
+    [e.id, e.orgId, e.spaceId, e.type, e.packageId, JSON.stringify({ object: e.object }), e.occurredAt, e.id, e.orgId, e.type, e.spaceId, e.packageId],
   );
-  await Promise.all(hooks.map((h) => enqueueDelivery(workflows, e.id, h.id)));
+  await Promise.all(
+    hooks.map(async (h) => {
+      if (h.attempted) return;
+      // A repeated publish may find an attempt of its own still open (handed over, or its worker
+      // lost): the outbox, which holds such an event, decides.
+      const first = h.fresh && opts.firstAttempt ? await opts.firstAttempt(h.id, e.id) : { handOver: 0 };
+      if (first !== 'done') await enqueueDelivery(workflows, e.id, h.id, first.handOver);
+    }),
+  );
   return hooks.length;
 }

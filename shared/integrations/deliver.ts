@@ -7,7 +7,7 @@
 // capped; credential values the target echoes are replaced by `[redacted]`.
 import { request } from 'undici';
 import type { Config, CredentialProxyLimits } from '../config.ts';
-import { checkDestination, EgressError, egressDispatcher } from '../egress.ts';
+import { checkDestination, EgressError, pooledEgressDispatcher } from '../egress.ts';
 import { readCapped } from '../http/read-capped.ts';
 import type { IntegrationAuth } from './auths.ts';
 import { type ConnectionRow, grantedUris } from './connections.ts';
@@ -166,13 +166,14 @@ export async function callWithCredential(
   // Answers are searched for echoed credentials: they must come uncompressed.
   headers['accept-encoding'] = 'identity';
   const secrets = secretsOf(auth, credential);
-  const dispatcher = egressDispatcher(allowInternal, DELIVERY_TIMEOUT_MS, config.extraCaCertsPath);
   try {
     const res = await request(url, {
       method: call.method.toUpperCase() as never,
       headers,
       body,
-      dispatcher, // request() follows no redirect: a 3xx is handed back as it is
+      // Kept-alive connections of this call's egress decision (shared/egress.ts), each made
+      // through the egress lookup; request() follows no redirect: a 3xx is handed back as it is.
+      dispatcher: pooledEgressDispatcher(allowInternal, DELIVERY_TIMEOUT_MS, config.extraCaCertsPath),
       headersTimeout: DELIVERY_TIMEOUT_MS,
       bodyTimeout: DELIVERY_TIMEOUT_MS,
       signal,
@@ -198,7 +199,5 @@ export async function callWithCredential(
   } catch (err) {
     if (err instanceof DeliveryRefused) throw err;
     throw new DeliveryRefused('target_unreachable', `The target could not be reached: ${redact((err as Error).message, secrets)}`);
-  } finally {
-    await dispatcher.close().catch(() => undefined);
   }
 }

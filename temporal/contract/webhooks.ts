@@ -9,6 +9,11 @@ export const retryNow = defineSignal('retryNow');
 
 export interface OutboxDeliverSignal {
   eventIds: string[];
+  /**
+   * Events whose first attempt their publisher still has open (activities/webhooks/first-attempt.ts):
+   * the outbox sends them no sooner than this (epoch ms), and skips those recorded by then.
+   */
+  notBefore?: Record<string, number>;
 }
 
 /** webhookOutbox: events to deliver to the outbox's webhook (a repeated one is ignored). */

@@ -79,6 +79,8 @@ export interface WebhookOutboxInput {
   webhookId: string;
   /** Events carried over from the previous run (continue-as-new). */
   pending?: string[];
+  /** Events carried over that wait until their time (epoch ms; the `deliver` signal's `notBefore`). */
+  deferred?: Record<string, number>;
 }
 export type WebhookOutboxWorkflow = (input: WebhookOutboxInput) => Promise<void>;
 

@@ -10,13 +10,16 @@ export function outboxWorkflowId(webhookId: string): string {
   return `webhook-outbox:${webhookId}`;
 }
 
-/** Hands `eventIds` (at most OUTBOX_SIGNAL_MAX_EVENTS) to the webhook's outbox, starting it if it is not running. */
-export async function signalWebhookOutbox(workflows: Client, webhookId: string, eventIds: string[]): Promise<void> {
+/**
+ * Hands `eventIds` (at most OUTBOX_SIGNAL_MAX_EVENTS) to the webhook's outbox, starting it if it
+ * is not running; those in `notBefore` wait until then (epoch ms).
+ */
+export async function signalWebhookOutbox(workflows: Client, webhookId: string, eventIds: string[], notBefore?: Record<string, number>): Promise<void> {
   await workflows.workflow.signalWithStart<WebhookOutboxWorkflow, [OutboxDeliverSignal]>('webhookOutbox', {
     taskQueue: PLATFORM_TASK_QUEUE,
     workflowId: outboxWorkflowId(webhookId),
     args: [{ webhookId }],
     signal: outboxDeliver,
-    signalArgs: [{ eventIds }],
+    signalArgs: [notBefore ? { eventIds, notBefore } : { eventIds }],
   });
 }

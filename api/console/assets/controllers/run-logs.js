@@ -95,9 +95,28 @@ export function connect(panel) {
     }
   }
 
+  // Lines from the stream join the list once per animation frame, all together: reading the
+  // box's scroll height after an append lays out the whole list, so one layout per line fell
+  // behind a fast log (100 lines a second) once the list held a few thousand lines.
+  let queued = [];
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    const entries = queued;
+    queued = [];
+    add(entries);
+  };
+
   panel.addEventListener('run-log', (e) => {
     if (catchingUp) held.push(e.detail);
-    else add([e.detail]);
+    else {
+      queued.push(e.detail);
+      if (queued.length > MAX_LINES) queued = queued.slice(-MAX_LINES);
+      if (!scheduled) {
+        scheduled = true;
+        requestAnimationFrame(flush);
+      }
+    }
   });
   panel.addEventListener('run-stream-open', catchUp);
   level.addEventListener('change', applyFilters);
