@@ -18,14 +18,20 @@ let step = 0;
 const say = (msg: string) => console.log(`[start ${++step}/${STEPS}] ${msg}`);
 const note = (msg: string) => console.log(`           ${msg}`);
 
-/** `--production`: Postgres and Temporal are the operator's (no dev server, whose CLI is not installed), and the key too (one generated into DATA_DIR dies with a container's disk, and replicas need the same). */
+/**
+ * `--production`: Postgres and Temporal are the operator's (no dev server, whose CLI is not installed), and the key too (one
+ * generated into DATA_DIR dies with a container's disk, and replicas need the same).
+ */
 const production = process.argv.includes('--production');
 
 let config: ReturnType<typeof loadConfig>;
 try {
   config = loadConfig();
   const missing = production ? ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SECRETS_KEY'].filter((name) => !process.env[name]) : [];
-  if (missing.length) throw new ConfigError(`${missing.join(', ')} must be set for \`npm run start:prod\`, which starts no embedded Postgres or Temporal and generates no secrets key`);
+  if (missing.length)
+    throw new ConfigError(
+      `${missing.join(', ')} must be set for \`npm run start:prod\`, which starts no embedded Postgres or Temporal and generates no secrets key`,
+    );
 } catch (err) {
   if (err instanceof ConfigError) {
     console.error(`configuration error: ${err.message}`);
@@ -114,7 +120,13 @@ for (const event of ['uncaughtException', 'unhandledRejection'] as const) {
 }
 
 /** Node on one of our entry points, in a process group of its own: Ctrl-C reaches only this launcher, which stops children in order. */
-function spawnNode(entry: string, env: NodeJS.ProcessEnv, args: string[] = [], stdout: 'inherit' | 'pipe' | number = 'inherit', stderr: 'inherit' | number = 'inherit'): ChildProcess {
+function spawnNode(
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  args: string[] = [],
+  stdout: 'inherit' | 'pipe' | number = 'inherit',
+  stderr: 'inherit' | number = 'inherit',
+): ChildProcess {
   const child = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, entry), ...args], {
     env,
     stdio: ['ignore', stdout, stderr],
@@ -302,7 +314,8 @@ async function main(): Promise<void> {
     console.log('');
     console.log('  Empty database: create the first owner with');
     console.log(
-      `  curl -X POST ${apiUrl}/api/auth/bootstrap/redeem -H 'content-type: application/json' \\\n    -d '{"token":"${bootstrapToken}","email":"you@example.com","password":"choose-a-password","name":"You"}'`,
+      `  curl -X POST ${apiUrl}/api/auth/bootstrap/redeem -H 'content-type: application/json' \\\n    -d \
+'{"token":"${bootstrapToken}","email":"you@example.com","password":"choose-a-password","name":"You"}'`,
     );
   }
   console.log('');

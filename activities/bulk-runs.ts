@@ -5,15 +5,7 @@ import { ProblemError } from '../shared/errors.ts';
 import { resolveInputFiles } from '../shared/files/run-inputs.ts';
 import { requireConnections } from '../shared/integrations/readiness.ts';
 import { agentForRun } from '../shared/packages/resolve-agent.ts';
-import {
-  BULK_MAX_RUNS,
-  BULK_PAGE_SIZE,
-  type BulkJobRow,
-  filteredRuns,
-  jobAudience,
-  recountBulkJob,
-  replayRunId,
-} from '../shared/runs/bulk.ts';
+import { BULK_MAX_RUNS, BULK_PAGE_SIZE, type BulkJobRow, filteredRuns, jobAudience, recountBulkJob, replayRunId } from '../shared/runs/bulk.ts';
 import { requestRunCancel } from '../shared/runs/cancel.ts';
 import { admitRun, ensureRunWorkflow, startRunWorkflow } from '../shared/runs/launch.ts';
 import { isTerminal, type OwnerColumns, RUN_SELECT, type RunRow } from '../shared/runs/model.ts';
@@ -62,7 +54,8 @@ export function createBulkRunsActivities(deps: Pick<ActivityDeps, 'knex' | 'work
     if (existing) {
       // A page retried after the run was written: only a pending run may still need its workflow;
       // one that failed before it ever started (its workflow could not be queued) is no replay.
-      if (existing.status === 'failed' && !existing.started_at) return { status: 'failed', code: 'service_unavailable', detail: existing.error ?? 'The run could not be queued' };
+      if (existing.status === 'failed' && !existing.started_at)
+        return { status: 'failed', code: 'service_unavailable', detail: existing.error ?? 'The run could not be queued' };
       await ensureRunWorkflow(knex, workflows, existing);
       return { status: 'succeeded', newRunId: id };
     }
@@ -124,7 +117,11 @@ export function createBulkRunsActivities(deps: Pick<ActivityDeps, 'knex' | 'work
           seen.add(runId);
           items.push({ job_id: jobId, seq: items.length, run_id: runId, status: 'failed', code: 'not_found', detail: 'No such run', processed_at: new Date() });
         }
-        for (let i = 0; i < items.length; i += 500) await trx('bulk_job_items').insert(items.slice(i, i + 500)).onConflict(['job_id', 'run_id']).ignore();
+        for (let i = 0; i < items.length; i += 500)
+          await trx('bulk_job_items')
+            .insert(items.slice(i, i + 500))
+            .onConflict(['job_id', 'run_id'])
+            .ignore();
         await trx('bulk_jobs').where({ id: jobId }).update({ total: items.length, truncated, status: 'running', started_at: trx.fn.now() });
         await recountBulkJob(trx, jobId);
       });

@@ -12,7 +12,15 @@ import { decryptSecret } from '../shared/secrets.ts';
 import type { ActivityDeps } from './deps.ts';
 import type { Knex } from 'knex';
 import type { IntegrationAuth } from '../shared/integrations/auths.ts';
-import { type CodeExchangeFields, findOAuthClient, type OAuthCredential, TokenRefused, TokenUnavailable, requestedScopes, tokenRequest } from '../shared/integrations/oauth2.ts';
+import {
+  type CodeExchangeFields,
+  findOAuthClient,
+  type OAuthCredential,
+  TokenRefused,
+  TokenUnavailable,
+  requestedScopes,
+  tokenRequest,
+} from '../shared/integrations/oauth2.ts';
 
 /** The OAuth 2 path: the code (and PKCE verifier) for tokens; the granted scopes, else the requested ones. */
 async function exchangeCode(

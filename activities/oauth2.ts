@@ -21,7 +21,7 @@ export type RefreshOutcome = 'refreshed' | 'refused' | 'gone' | 'changed';
 export function createOAuth2Activities(deps: Pick<ActivityDeps, 'knex' | 'config' | 'log'>) {
   const { knex, config, log } = deps;
 
-  async function load(input: RefreshConnectionInput): Promise<ConnectionRow & { expires_at: Date | null } | undefined> {
+  async function load(input: RefreshConnectionInput): Promise<(ConnectionRow & { expires_at: Date | null }) | undefined> {
     return knex('connections').where({ id: input.connectionId, org_id: input.orgId }).first();
   }
 
@@ -43,7 +43,12 @@ export function createOAuth2Activities(deps: Pick<ActivityDeps, 'knex' | 'config
       if (row.expires_at?.toISOString() !== input.expiresAt) return 'changed';
       const slash = row.integration_package_id.indexOf('/');
       const pkg = (await knex('packages')
-        .where({ org_id: row.org_id, type: 'integration', scope: row.integration_package_id.slice(0, slash), name: row.integration_package_id.slice(slash + 1) })
+        .where({
+          org_id: row.org_id,
+          type: 'integration',
+          scope: row.integration_package_id.slice(0, slash),
+          name: row.integration_package_id.slice(slash + 1),
+        })
         .first()) as PackageRow | undefined;
       const integration = pkg && (await integrationOf(knex, pkg));
       const auth = integration?.auths.find((a) => a.key === row.auth_key);
@@ -54,7 +59,13 @@ export function createOAuth2Activities(deps: Pick<ActivityDeps, 'knex' | 'config
       else if (!previous.refresh_token) refused = 'no refresh token';
       if (!refused) {
         try {
-          const { credential, scopes } = await tokenRequest(config, auth!, client!, { grant_type: 'refresh_token', refresh_token: previous.refresh_token! }, previous);
+          const { credential, scopes } = await tokenRequest(
+            config,
+            auth!,
+            client!,
+            { grant_type: 'refresh_token', refresh_token: previous.refresh_token! },
+            previous,
+          );
           const [updated] = await knex('connections')
             .where({ id: row.id, org_id: row.org_id, needs_reconnection: false })
             .where('expires_at', row.expires_at)

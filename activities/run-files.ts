@@ -245,7 +245,9 @@ export async function collectOutputFiles(
   const { kept, unused } = await knex.transaction(async (trx) => {
     // As uploads do: one quota decision at a time per organization.
     await trx.raw('select pg_advisory_xact_lock(hashtext(?))', [`uploads-quota:${run.org_id}`]);
-    const previous: string[] = (await trx('files').where({ run_id: run.id, origin: 'output' }).delete().returning('storage_key')).map((r: { storage_key: string }) => r.storage_key);
+    const previous: string[] = (await trx('files').where({ run_id: run.id, origin: 'output' }).delete().returning('storage_key')).map(
+      (r: { storage_key: string }) => r.storage_key,
+    );
     let room = deps.quotaBytes === undefined ? Number.POSITIVE_INFINITY : deps.quotaBytes - (await orgBytesInUse(trx, run.org_id));
     const rows: FileRow[] = [];
     for (const f of stored) {

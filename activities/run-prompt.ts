@@ -138,7 +138,10 @@ async function historyOf(knex: Knex, run: RunRow): Promise<PromptView['history']
     .whereNot('id', run.id);
   if (run.end_user_id) q.where('end_user_id', run.end_user_id);
   else if (run.actor_type === 'api_key') q.whereNull('end_user_id').where({ actor_type: 'api_key', actor_id: run.actor_id });
-  else q.whereNull('end_user_id').whereNot('actor_type', 'api_key').whereRaw('coalesce(user_id, actor_id) = ?', [run.user_id ?? run.actor_id]);
+  else
+    q.whereNull('end_user_id')
+      .whereNot('actor_type', 'api_key')
+      .whereRaw('coalesce(user_id, actor_id) = ?', [run.user_id ?? run.actor_id]);
   const rows = (await q.orderBy('created_at', 'desc').limit(PROMPT_HISTORY).select('id', 'finished_at', 'created_at', 'result')) as Array<
     Pick<RunRow, 'id' | 'finished_at' | 'created_at' | 'result'>
   >;

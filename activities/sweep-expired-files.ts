@@ -38,7 +38,12 @@ export function createSweepExpiredFilesActivities(deps: Pick<ActivityDeps, 'knex
     const rows: { id: string; storage_key: string }[] = await expired.orderBy('expires_at').limit(limit).forUpdate().skipLocked().select('id', 'storage_key');
     if (!rows.length) return 0;
     const ids = rows.map((r) => r.id);
-    for (const key of await unreferencedKeys(trx, rows.map((r) => r.storage_key), { [table]: ids })) await files.delete(key);
+    for (const key of await unreferencedKeys(
+      trx,
+      rows.map((r) => r.storage_key),
+      { [table]: ids },
+    ))
+      await files.delete(key);
     await trx(table).whereIn('id', ids).delete();
     return rows.length;
   }

@@ -22,9 +22,11 @@ function buildLlmsTxt(routes: RouteDef[], publicUrl: string): string {
   const lines = [
     '# Agent Execution Service',
     '',
-    '> Multi-tenant platform that runs AI agents (versioned packages of prompt, JSON Schemas and dependencies) in isolated sandboxes on Temporal, reporting results by long-poll, Server-Sent Events and signed webhooks.',
+    '> Multi-tenant platform that runs AI agents (versioned packages of prompt, JSON Schemas and dependencies) in isolated sandboxes ' +
+      'on Temporal, reporting results by long-poll, Server-Sent Events and signed webhooks.',
     '',
-    'Authenticate with `Authorization: Bearer svc_...` (API key) or the `svc.session_token` cookie with `X-Org-Id` and `X-Space-Id`. Errors are RFC 9457 problem documents with a stable `code`. Every response carries `Request-Id`.',
+    'Authenticate with `Authorization: Bearer svc_...` (API key) or the `svc.session_token` cookie with `X-Org-Id` and `X-Space-Id`. ' +
+      'Errors are RFC 9457 problem documents with a stable `code`. Every response carries `Request-Id`.',
     '',
     '## Reference',
     '',

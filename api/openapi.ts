@@ -60,22 +60,36 @@ function parametersOf(route: RouteDef, routes: RouteDef[]): unknown[] {
     if (!declared.has(name)) out.push({ name, in: 'path', required: true, schema: pathSchema(name, { type: 'string' }) });
   }
   for (const [name, h] of Object.entries(route.headers ?? {})) out.push(header(name, h.description, h.required, h.schema));
-  if (route.auth === 'session' || route.auth === 'any') out.push(header('Service-Version', 'API version (YYYY-MM-DD); echoed on the response', false, { type: 'string', enum: [...SUPPORTED_API_VERSIONS] }));
-  if (route.idempotent) out.push(header('Idempotency-Key', 'At most 255 characters; a repeat replays the stored answer for 24 h', false, { type: 'string', maxLength: 255 }));
+  if (route.auth === 'session' || route.auth === 'any')
+    out.push(header('Service-Version', 'API version (YYYY-MM-DD); echoed on the response', false, { type: 'string', enum: [...SUPPORTED_API_VERSIONS] }));
+  if (route.idempotent)
+    out.push(header('Idempotency-Key', 'At most 255 characters; a repeat replays the stored answer for 24 h', false, { type: 'string', maxLength: 255 }));
   if (route.context) {
     // Any string: what an API key (or an organization- or space-bound token) sends is ignored,
     // empty, malformed or another organization's alike (SPEC 5.2); the UUID a session must send is said in words.
     out.push(header('X-Org-Id', ORG_HEADER, false, { type: 'string' }));
   }
   if (route.context === 'space') {
-    out.push(header('X-Space-Id', 'Space (sessions); an API key is pinned to its own space (another is 403)', false, { type: 'string', pattern: '^spc_[0-9A-Za-z]{24}$' }));
-    if (route.auth === 'any') out.push(header('Service-User', 'Act for this end-user (`eu_...`); API keys only; an id of no end-user of the key\'s space is 403', false, { type: 'string', pattern: '^eu_' }));
+    out.push(
+      header('X-Space-Id', 'Space (sessions); an API key is pinned to its own space (another is 403)', false, {
+        type: 'string',
+        pattern: '^spc_[0-9A-Za-z]{24}$',
+      }),
+    );
+    if (route.auth === 'any')
+      out.push(
+        header('Service-User', "Act for this end-user (`eu_...`); API keys only; an id of no end-user of the key's space is 403", false, {
+          type: 'string',
+          pattern: '^eu_',
+        }),
+      );
   }
   return out;
 }
 
 const ORG_HEADER =
-  'The organization, by its id (a UUID), with a session or an instance-level access token: anything else is 400 `validation_failed`, and an organization the caller is not a member of 403. ' +
+  'The organization, by its id (a UUID), with a session or an instance-level access token: anything else is 400 `validation_failed`, ' +
+  'and an organization the caller is not a member of 403. ' +
   'Ignored with an API key or an organization- or space-level token, bound to their organization, whatever it holds (SPEC 5.2).';
 
 /**
@@ -123,7 +137,8 @@ function responsesOf(route: RouteDef, config: Config): Record<string, unknown> {
   const limit = rateLimitOf(route, config);
   if (limit) {
     out['429'] = {
-      description: `Rate limited: ${limit.points} per ${limit.duration} s per ${limit.by === 'ip' ? 'client IP' : 'identity'}${limit.productionOnly ? ' (NODE_ENV=production)' : ''}`,
+      description: `Rate limited: ${limit.points} per ${limit.duration} s \
+per ${limit.by === 'ip' ? 'client IP' : 'identity'}${limit.productionOnly ? ' (NODE_ENV=production)' : ''}`,
       headers: { 'Retry-After': { schema: { type: 'integer' } }, RateLimit: { schema: { type: 'string' } } },
       ...problemRef,
     };
@@ -151,8 +166,12 @@ export function buildOpenApi(routes: RouteDef[], config: Config): Record<string,
               : [{ apiKey: [] }, ...(route.queryCredentials ? [{ apiKeyQuery: [] }] : []), { session: [] }],
       parameters: parametersOf(route, routes),
       // The router reads a missing body as `{}`: the body is required only where `{}` is refused.
-      ...(route.body ? { requestBody: { required: !bodyAjv.validate(route.body, {}), content: { 'application/json': { schema: storableSchema(route.body) } } } } : {}),
-      ...(route.streamBody ? { requestBody: { required: true, content: { [route.streamBody.contentType]: { schema: streamBodySchema(route, route.streamBody) } } } } : {}),
+      ...(route.body
+        ? { requestBody: { required: !bodyAjv.validate(route.body, {}), content: { 'application/json': { schema: storableSchema(route.body) } } } }
+        : {}),
+      ...(route.streamBody
+        ? { requestBody: { required: true, content: { [route.streamBody.contentType]: { schema: streamBodySchema(route, route.streamBody) } } } }
+        : {}),
       responses: responsesOf(route, config),
       ...(route.scope ? { 'x-required-scope': route.scope } : {}),
       ...(rateLimitOf(route, config) ? { 'x-rate-limit': rateLimitOf(route, config) } : {}),
@@ -177,7 +196,7 @@ export function buildOpenApi(routes: RouteDef[], config: Config): Record<string,
         sinkSecret: {
           type: 'http',
           scheme: 'bearer',
-          description: 'The per-run secret (`sink_` + 40 base62) returned once by POST /api/runs/remote; it opens that run\'s sink routes only',
+          description: "The per-run secret (`sink_` + 40 base62) returned once by POST /api/runs/remote; it opens that run's sink routes only",
         },
       },
     },

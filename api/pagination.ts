@@ -78,7 +78,11 @@ export async function cursorPage<T extends object>(
     const param = opts.startingAfter ? 'startingAfter' : 'endingBefore';
     const cursor = await base.clone().where(key, cursorId).first();
     if (!cursor) {
-      throw problem('validation_failed', { detail: `${param} names no item of this list`, param, errors: [{ field: param, code: 'invalid_value', message: 'unknown cursor' }] });
+      throw problem('validation_failed', {
+        detail: `${param} names no item of this list`,
+        param,
+        errors: [{ field: param, code: 'invalid_value', message: 'unknown cursor' }],
+      });
     }
     backward = !opts.startingAfter;
     // Compared in SQL: timestamps keep their microseconds (a JS Date would round them).
@@ -86,14 +90,20 @@ export async function cursorPage<T extends object>(
     q.where(knex.raw('(??, ??)', [createdAt, key]), backward ? '>' : '<', at);
   }
   const dir = backward ? 'asc' : 'desc';
-  const fetched = (await q.orderBy([{ column: createdAt, order: dir }, { column: key, order: dir }]).limit(opts.limit + 1)) as T[];
+  const fetched = (await q
+    .orderBy([
+      { column: createdAt, order: dir },
+      { column: key, order: dir },
+    ])
+    .limit(opts.limit + 1)) as T[];
   const hasMore = fetched.length > opts.limit;
   const rows = fetched.slice(0, opts.limit);
   if (backward) rows.reverse();
   const links: string[] = [];
   const { limit } = opts;
   if (rows.length && (backward || hasMore)) links.push(link(ctx, { limit, startingAfter: keyOf(rows[rows.length - 1]), endingBefore: undefined }, 'next'));
-  if (rows.length && (opts.startingAfter !== undefined || (backward && hasMore))) links.push(link(ctx, { limit, endingBefore: keyOf(rows[0]), startingAfter: undefined }, 'prev'));
+  if (rows.length && (opts.startingAfter !== undefined || (backward && hasMore)))
+    links.push(link(ctx, { limit, endingBefore: keyOf(rows[0]), startingAfter: undefined }, 'prev'));
   if (links.length) ctx.set('Link', links.join(', '));
   return { rows, hasMore };
 }

@@ -24,7 +24,11 @@ export class RateLimiters {
 
   constructor(redisUrl?: string) {
     // ioredis loads only with REDIS_URL (issue 18: memory of an API without it).
-    if (redisUrl) this.redis = new (createRequire(import.meta.url)('ioredis') as typeof import('ioredis')).Redis(redisUrl, { enableOfflineQueue: true, maxRetriesPerRequest: 2 });
+    if (redisUrl)
+      this.redis = new (createRequire(import.meta.url)('ioredis') as typeof import('ioredis')).Redis(redisUrl, {
+        enableOfflineQueue: true,
+        maxRetriesPerRequest: 2,
+      });
   }
 
   /** One limiter per route pattern: counters are separate per endpoint. */

@@ -159,7 +159,11 @@ async function serve(ctx: AppContext, route: RouteDef, v: Compiled, readBody: ()
 function missingHeader(ctx: AppContext, route: RouteDef): ProblemError | undefined {
   for (const [name, h] of Object.entries(route.headers ?? {})) {
     if (h.required && !ctx.get(name).trim()) {
-      return problem('validation_failed', { detail: `Header ${name} is required`, param: name, errors: [{ field: name, code: 'required', message: `${name} is required` }] });
+      return problem('validation_failed', {
+        detail: `Header ${name} is required`,
+        param: name,
+        errors: [{ field: name, code: 'required', message: `${name} is required` }],
+      });
     }
   }
   return undefined;

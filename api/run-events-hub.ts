@@ -101,7 +101,9 @@ export class RunEventsHub {
       if (!this.closed) setTimeout(() => void this.start().catch(() => undefined), 1000);
     });
     await client.connect();
-    await client.query(`LISTEN ${RUN_EVENTS_CHANNEL}; LISTEN ${ACCESS_CHANGES_CHANNEL}; LISTEN ${CONNECTION_UPDATES_CHANNEL}; LISTEN ${CHAT_SESSION_UPDATES_CHANNEL}`);
+    await client.query(
+      `LISTEN ${RUN_EVENTS_CHANNEL}; LISTEN ${ACCESS_CHANGES_CHANNEL}; LISTEN ${CONNECTION_UPDATES_CHANNEL}; LISTEN ${CHAT_SESSION_UPDATES_CHANNEL}`,
+    );
     this.client = client;
     // Changes made while the connection was down were not heard: check every grant once.
     if (this.connectedBefore) this.access.recheckAll();
@@ -283,7 +285,10 @@ export class RunEventsHub {
         debugOnly: row.level === 'debug',
       };
     }
-    const row = await knex('runs as r').where('r.id', event.runId).select(...RUN_VISIBILITY_COLUMNS, 'r.usage').first();
+    const row = await knex('runs as r')
+      .where('r.id', event.runId)
+      .select(...RUN_VISIBILITY_COLUMNS, 'r.usage')
+      .first();
     return row && { channel, run: row, data: JSON.stringify({ runId: row.id, usage: row.usage }) };
   }
 

@@ -127,10 +127,7 @@ const typeSchemas = {
 
 const ajv = new Ajv({ allErrors: false, strict: true });
 
-function parseJsonSetting<K extends keyof typeof jsonSettings>(
-  name: K,
-  raw: string | undefined,
-): (typeof jsonSettings)[K]['defaults'] {
+function parseJsonSetting<K extends keyof typeof jsonSettings>(name: K, raw: string | undefined): (typeof jsonSettings)[K]['defaults'] {
   const { defaults, types } = jsonSettings[name];
   if (raw === undefined || raw.trim() === '') return { ...defaults };
   let value: unknown;
@@ -228,7 +225,9 @@ function mailSettings(env: NodeJS.ProcessEnv): { smtpUrl: string; from: string }
     parsed = new URL(smtpUrl);
   } catch {}
   if (!parsed || !['smtp:', 'smtps:'].includes(parsed.protocol) || !parsed.hostname) {
-    throw new ConfigError('SMTP_URL must be an smtp:// or smtps:// URL such as smtps://user:password@mail.example.com:465 (its value is not shown: it may hold a password)');
+    throw new ConfigError(
+      'SMTP_URL must be an smtp:// or smtps:// URL such as smtps://user:password@mail.example.com:465 (its value is not shown: it may hold a password)',
+    );
   }
   const from = env.MAIL_FROM?.trim();
   if (!from) throw new ConfigError('MAIL_FROM is required with SMTP_URL: the sender address, e.g. "Agents <no-reply@example.com>"');
@@ -342,7 +341,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env) {
      * Agent runs one worker executes at once (DESIGN.md 8): by default as many sandboxes as the
      * machine's memory holds at `agent_memory_ceiling_mb`, at least one. Runs beyond wait `pending`.
      */
-    workerMaxConcurrentRuns: int(env, 'WORKER_MAX_CONCURRENT_RUNS', Math.max(1, Math.floor(os.totalmem() / (platformRunLimits.agent_memory_ceiling_mb * 1024 * 1024))), 1),
+    workerMaxConcurrentRuns: int(
+      env,
+      'WORKER_MAX_CONCURRENT_RUNS',
+      Math.max(1, Math.floor(os.totalmem() / (platformRunLimits.agent_memory_ceiling_mb * 1024 * 1024))),
+      1,
+    ),
     /**
      * Sandboxes a worker keeps started and waiting for a run (activities/sandbox/pool.ts), so a
      * run skips the sandbox's start-up; each serves one run and is destroyed, and a run taking

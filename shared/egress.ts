@@ -30,7 +30,10 @@ function isLocalhostName(host: string): boolean {
 }
 
 /** The URL parsed, its scheme checked and loopback names refused: what holds whoever resolves the host. */
-function parseDestination(rawUrl: string, opts: { allowInternalHosts: readonly string[]; requireHttps?: boolean }): { url: URL; host: string; allowInternal: boolean } {
+function parseDestination(
+  rawUrl: string,
+  opts: { allowInternalHosts: readonly string[]; requireHttps?: boolean },
+): { url: URL; host: string; allowInternal: boolean } {
   let url: URL;
   try {
     url = new URL(rawUrl);
@@ -46,7 +49,10 @@ function parseDestination(rawUrl: string, opts: { allowInternalHosts: readonly s
 }
 
 function blockedAddress(host: string, address: string): EgressError {
-  return new EgressError('blocked_address', host === address ? `${host} is a private or reserved address` : `${host} resolves to ${address}, a private or reserved address`);
+  return new EgressError(
+    'blocked_address',
+    host === address ? `${host} is a private or reserved address` : `${host} resolves to ${address}, a private or reserved address`,
+  );
 }
 
 /**

@@ -31,7 +31,33 @@ export function randomBase62(length: number): string {
   return out;
 }
 
-export type IdPrefix = 'usr' | 'spc' | 'key' | 'req' | 'sess' | 'role' | 'eu' | 'run' | 'wh' | 'evt' | 'mail' | 'pkg' | 'mdl' | 'whd' | 'sch' | 'conn' | 'cat' | 'cps' | 'oac' | 'file' | 'upl' | 'ntf' | 'mpc' | 'prx' | 'chs' | 'chm';
+export type IdPrefix =
+  | 'usr'
+  | 'spc'
+  | 'key'
+  | 'req'
+  | 'sess'
+  | 'role'
+  | 'eu'
+  | 'run'
+  | 'wh'
+  | 'evt'
+  | 'mail'
+  | 'pkg'
+  | 'mdl'
+  | 'whd'
+  | 'sch'
+  | 'conn'
+  | 'cat'
+  | 'cps'
+  | 'oac'
+  | 'file'
+  | 'upl'
+  | 'ntf'
+  | 'mpc'
+  | 'prx'
+  | 'chs'
+  | 'chm';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBase62(24)}`;

@@ -143,14 +143,48 @@ const ESCAPE = /\\(?:[pP]\{[^}]*\}|u\{[0-9a-fA-F]+\}|u[0-9a-fA-F]{4}|x[0-9a-fA-F
 
 // ECMAScript's long General_Category names; RE2 knows the short ones (and script names as such).
 const CATEGORIES: Record<string, string> = {
-  Letter: 'L', Cased_Letter: 'LC', Uppercase_Letter: 'Lu', Lowercase_Letter: 'Ll', Titlecase_Letter: 'Lt', Modifier_Letter: 'Lm', Other_Letter: 'Lo',
-  Mark: 'M', Combining_Mark: 'M', Nonspacing_Mark: 'Mn', Spacing_Mark: 'Mc', Enclosing_Mark: 'Me',
-  Number: 'N', Decimal_Number: 'Nd', digit: 'Nd', Letter_Number: 'Nl', Other_Number: 'No',
-  Punctuation: 'P', punct: 'P', Connector_Punctuation: 'Pc', Dash_Punctuation: 'Pd', Open_Punctuation: 'Ps', Close_Punctuation: 'Pe',
-  Initial_Punctuation: 'Pi', Final_Punctuation: 'Pf', Other_Punctuation: 'Po',
-  Symbol: 'S', Math_Symbol: 'Sm', Currency_Symbol: 'Sc', Modifier_Symbol: 'Sk', Other_Symbol: 'So',
-  Separator: 'Z', Space_Separator: 'Zs', Line_Separator: 'Zl', Paragraph_Separator: 'Zp',
-  Other: 'C', Control: 'Cc', cntrl: 'Cc', Format: 'Cf', Surrogate: 'Cs', Private_Use: 'Co', Unassigned: 'Cn',
+  Letter: 'L',
+  Cased_Letter: 'LC',
+  Uppercase_Letter: 'Lu',
+  Lowercase_Letter: 'Ll',
+  Titlecase_Letter: 'Lt',
+  Modifier_Letter: 'Lm',
+  Other_Letter: 'Lo',
+  Mark: 'M',
+  Combining_Mark: 'M',
+  Nonspacing_Mark: 'Mn',
+  Spacing_Mark: 'Mc',
+  Enclosing_Mark: 'Me',
+  Number: 'N',
+  Decimal_Number: 'Nd',
+  digit: 'Nd',
+  Letter_Number: 'Nl',
+  Other_Number: 'No',
+  Punctuation: 'P',
+  punct: 'P',
+  Connector_Punctuation: 'Pc',
+  Dash_Punctuation: 'Pd',
+  Open_Punctuation: 'Ps',
+  Close_Punctuation: 'Pe',
+  Initial_Punctuation: 'Pi',
+  Final_Punctuation: 'Pf',
+  Other_Punctuation: 'Po',
+  Symbol: 'S',
+  Math_Symbol: 'Sm',
+  Currency_Symbol: 'Sc',
+  Modifier_Symbol: 'Sk',
+  Other_Symbol: 'So',
+  Separator: 'Z',
+  Space_Separator: 'Zs',
+  Line_Separator: 'Zl',
+  Paragraph_Separator: 'Zp',
+  Other: 'C',
+  Control: 'Cc',
+  cntrl: 'Cc',
+  Format: 'Cf',
+  Surrogate: 'Cs',
+  Private_Use: 'Co',
+  Unassigned: 'Cn',
 };
 
 /** `\p{...}` in the names RE2 knows: `gc=`/`General_Category=` and `sc=`/`Script=` dropped, long categories shortened. */
@@ -230,7 +264,8 @@ function scan(p: string): Scan {
           const e = p[j + 1];
           if (e === 's') cls += SPACE_RANGES;
           else if (e === 'S') cls += NON_SPACE_RANGES;
-          else if (e === 'b') cls += '\\x{8}'; // backspace in a JavaScript class
+          else if (e === 'b')
+            cls += '\\x{8}'; // backspace in a JavaScript class
           else {
             const esc = escapeAt(p, j);
             cls += esc.text;
@@ -254,7 +289,8 @@ function scan(p: string): Scan {
     } else if (c === '(') {
       if (p.startsWith('(?=', i) || p.startsWith('(?!', i)) return { rewritten: out, size: 0, unsupported: `a lookahead ${BACKTRACKING}` };
       if (p.startsWith('(?<=', i) || p.startsWith('(?<!', i)) return { rewritten: out, size: 0, unsupported: `a lookbehind ${BACKTRACKING}` };
-      if (p[i + 1] === '?' && p[i + 2] !== ':' && p[i + 2] !== '<') return { rewritten: out, size: 0, unsupported: 'inline modifiers such as (?i:...) are not supported by the linear-time pattern engine' };
+      if (p[i + 1] === '?' && p[i + 2] !== ':' && p[i + 2] !== '<')
+        return { rewritten: out, size: 0, unsupported: 'inline modifiers such as (?i:...) are not supported by the linear-time pattern engine' };
       const head = p[i + 1] === '?' ? (p[i + 2] === ':' ? '(?:' : p.slice(i, p.indexOf('>', i) + 1)) : '(';
       out += head;
       i += head.length;
@@ -311,7 +347,11 @@ function precheck(pattern: string): { scan: Scan } | UnusablePattern {
   const s = scan(pattern);
   if (s.unsupported) return new UnusablePattern(pattern, 'unsupported', s.unsupported);
   if (s.size > MAX_PATTERN_SIZE) {
-    return new UnusablePattern(pattern, 'unsupported', `it is too large: about ${s.size} instructions once repetitions are expanded, at most ${MAX_PATTERN_SIZE}`);
+    return new UnusablePattern(
+      pattern,
+      'unsupported',
+      `it is too large: about ${s.size} instructions once repetitions are expanded, at most ${MAX_PATTERN_SIZE}`,
+    );
   }
   return { scan: s };
 }

@@ -119,14 +119,7 @@ const READ: Scope[] = [
 /** Space roles: what each preset grants inside one space. */
 export const SPACE_ROLE_SCOPES: Record<SpaceRole, ReadonlySet<Scope>> = {
   viewer: new Set<Scope>([...READ, 'runs:read-all']),
-  member: new Set<Scope>([
-    ...READ,
-    'agents:run',
-    'runs:cancel',
-    'integrations:connect',
-    'integrations:disconnect',
-    'mcp:invoke',
-  ]),
+  member: new Set<Scope>([...READ, 'agents:run', 'runs:cancel', 'integrations:connect', 'integrations:disconnect', 'mcp:invoke']),
   builder: new Set<Scope>([
     ...READ,
     'agents:write',

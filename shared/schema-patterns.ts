@@ -33,7 +33,8 @@ function patternsOf(schema: unknown): Array<{ pattern: string; at: string[] }> {
     if (!isObject(node)) return;
     if (!names) {
       if (typeof node.pattern === 'string') out.push({ pattern: node.pattern, at: [...at, 'pattern'] });
-      if (isObject(node.patternProperties)) for (const key of Object.keys(node.patternProperties)) out.push({ pattern: key, at: [...at, 'patternProperties', key] });
+      if (isObject(node.patternProperties))
+        for (const key of Object.keys(node.patternProperties)) out.push({ pattern: key, at: [...at, 'patternProperties', key] });
     }
     for (const [k, v] of Object.entries(node)) {
       if (!names && DATA_KEYWORDS.has(k)) continue;
@@ -60,7 +61,9 @@ export function schemaPatternErrors(schema: unknown, field: string): ProblemFiel
     if (!failure) {
       total += (cost as number) + PER_PATTERN;
       if (total > MAX_SCHEMA_PATTERNS_SIZE) {
-        const message = `${field} has patterns too large together for the linear-time pattern engine: about ${total} instructions by ${where}, at most ${MAX_SCHEMA_PATTERNS_SIZE}`;
+        const message =
+          `${field} has patterns too large together for the linear-time pattern engine: about ${total} instructions by ${where}, at ` +
+          `most ${MAX_SCHEMA_PATTERNS_SIZE}`;
         errors.push({ field: where, code: 'unsupported_pattern', message });
         break;
       }
@@ -72,7 +75,8 @@ export function schemaPatternErrors(schema: unknown, field: string): ProblemFiel
       }
     }
     if (failure) {
-      const message = failure.kind === 'syntax' ? `${where} is not a valid regular expression: ${failure.reason}` : `${where} cannot be used: ${failure.reason}`;
+      const message =
+        failure.kind === 'syntax' ? `${where} is not a valid regular expression: ${failure.reason}` : `${where} cannot be used: ${failure.reason}`;
       errors.push({ field: where, code: failure.kind === 'syntax' ? 'invalid_schema' : 'unsupported_pattern', message });
     }
   }

@@ -9,9 +9,15 @@ import { compileLinear } from './linear-regexp.ts';
 const SCHEME = /^(?:https?|ftp):\/\//i;
 const SPACE = /\s/u;
 // The negative lookaheads of ajv-formats guard its IP alternative only: a prefix test of the host.
-const PRIVATE_PREFIX = compileLinear('^(?:(?:10|127)(?:\\.\\d{1,3}){3}|(?:169\\.254|192\\.168)(?:\\.\\d{1,3}){2}|172\\.(?:1[6-9]|2\\d|3[0-1])(?:\\.\\d{1,3}){2})', { own: true });
+const PRIVATE_PREFIX = compileLinear(
+  '^(?:(?:10|127)(?:\\.\\d{1,3}){3}|(?:169\\.254|192\\.168)(?:\\.\\d{1,3}){2}|172\\.(?:1[6-9]|2\\d|3[0-1])(?:\\.\\d{1,3}){2})',
+  { own: true },
+);
 const PORT = '(?::\\d{2,5})?$';
-const IP_PORT = compileLinear(`^(?:[1-9]\\d?|1\\d\\d|2[01]\\d|22[0-3])(?:\\.(?:1?\\d{1,2}|2[0-4]\\d|25[0-5])){2}(?:\\.(?:[1-9]\\d?|1\\d\\d|2[0-4]\\d|25[0-4]))${PORT}`, { own: true });
+const IP_PORT = compileLinear(
+  `^(?:[1-9]\\d?|1\\d\\d|2[01]\\d|22[0-3])(?:\\.(?:1?\\d{1,2}|2[0-4]\\d|25[0-5])){2}(?:\\.(?:[1-9]\\d?|1\\d\\d|2[0-4]\\d|25[0-4]))${PORT}`,
+  { own: true },
+);
 const LABEL = '(?:[a-zA-Z0-9\\u{00a1}-\\u{ffff}]+-)*[a-zA-Z0-9\\u{00a1}-\\u{ffff}]+';
 const NAME_PORT = compileLinear(`^${LABEL}(?:\\.${LABEL})*(?:\\.(?:[a-zA-Z\\u{00a1}-\\u{ffff}]{2,}))${PORT}`, { own: true });
 

@@ -17,7 +17,13 @@ const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
  * (shared/linear-regexp.ts); this service's own schemas keep V8's, lookarounds and all.
  */
 export function makeAjv(coerceTypes: boolean, opts: { tenantPatterns?: boolean } = {}): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: false, useDefaults: true, coerceTypes, ...(opts.tenantPatterns ? { code: { regExp: linearRegExpEngine } } : {}) });
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: false,
+    useDefaults: true,
+    coerceTypes,
+    ...(opts.tenantPatterns ? { code: { regExp: linearRegExpEngine } } : {}),
+  });
   addFormats(ajv);
   // ajv-formats checks `url` with an expression that is quadratic in V8: the same language in linear time.
   ajv.addFormat('url', isUrl);
@@ -77,7 +83,9 @@ export function toFieldErrors(errors: ErrorObject[], prefix = ''): ProblemFieldE
         out.push({
           field: at || '(root)',
           code: 'too_costly',
-          message: `${at || 'value'} is too long to check against the schema's patterns (one validation matches at most ${PATTERN_WORK_BUDGET} characters times pattern instructions)`,
+          message:
+            `${at || 'value'} is too long to check against the schema's patterns (one validation matches at most ${PATTERN_WORK_BUDGET} ` +
+            `characters times pattern instructions)`,
         });
         break;
       case 'minLength':
@@ -192,7 +200,10 @@ export function userSchemaValidator(schema: object): ValidateFunction {
     validate = userAjv.compile(copy);
   } catch (err) {
     const message = `schema is not a valid JSON Schema: ${(err as Error).message}`;
-    throw problem('validation_failed', { detail: `The agent's schema cannot be used: ${message}`, errors: [{ field: 'schema', code: 'invalid_schema', message }] });
+    throw problem('validation_failed', {
+      detail: `The agent's schema cannot be used: ${message}`,
+      errors: [{ field: 'schema', code: 'invalid_schema', message }],
+    });
   }
   const entry = { schema: copy, validate: metered(validate) };
   userValidators.set(key, entry);

@@ -25,7 +25,9 @@ Runtime.install({
   shutdownSignals: [], // ours below: shutting down drains first
   ...(temporalMetricsPort ? { telemetryOptions: { metrics: { prometheus: { bindAddress: `127.0.0.1:${temporalMetricsPort}` } } } } : {}),
   // The SDK's own log lines go through pino like ours.
-  logger: new DefaultLogger(sdkLevel, (entry) => log[entry.level === 'TRACE' ? 'trace' : (entry.level.toLowerCase() as 'info')]({ sdk: entry.meta }, entry.message)),
+  logger: new DefaultLogger(sdkLevel, (entry) =>
+    log[entry.level === 'TRACE' ? 'trace' : (entry.level.toLowerCase() as 'info')]({ sdk: entry.meta }, entry.message),
+  ),
 });
 const knex = createKnex(config.databaseUrl);
 const tracing = createTracing({ serviceName: 'worker', otlpEndpoint: config.otlpEndpoint });

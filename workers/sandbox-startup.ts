@@ -20,7 +20,10 @@ export function startSandboxes(config: Config, log: Logger): boolean {
   try {
     const { mode, node } = prepareSandboxes();
     if (node.copiedFrom) {
-      log.info({ node: node.path, copiedFrom: node.copiedFrom }, `the sandbox user (uid ${SANDBOX_UID}) cannot reach this worker's Node: sandboxes run a copy of it`);
+      log.info(
+        { node: node.path, copiedFrom: node.copiedFrom },
+        `the sandbox user (uid ${SANDBOX_UID}) cannot reach this worker's Node: sandboxes run a copy of it`,
+      );
     }
     log.info({ sandboxMode: mode }, 'sandboxes ready');
     return true;
@@ -41,7 +44,10 @@ export function useSandboxReachableTmpDir(log: Logger): void {
   if (!tmp) {
     log.error({ TMPDIR: os.tmpdir() }, `the sandbox user (uid ${SANDBOX_UID}) can enter neither TMPDIR nor /tmp nor /var/tmp: sandboxes will fail to start`);
   } else if (tmp !== os.tmpdir()) {
-    log.warn({ TMPDIR: os.tmpdir(), using: tmp }, `TMPDIR is closed to the sandbox user (uid ${SANDBOX_UID}): this worker keeps its temporary folders in ${tmp}`);
+    log.warn(
+      { TMPDIR: os.tmpdir(), using: tmp },
+      `TMPDIR is closed to the sandbox user (uid ${SANDBOX_UID}): this worker keeps its temporary folders in ${tmp}`,
+    );
     process.env.TMPDIR = tmp;
   }
 }

@@ -46,7 +46,10 @@ export async function remoteRun(input: RemoteRunInput): Promise<string> {
     finishRemoteRun,
     async (report) => {
       await start();
-      decided ??= report.status === 'success' ? { status: 'success', output: report.output, outputRef: report.outputRef } : { status: 'failed', error: `The remote runner reported a failure: ${report.error}` };
+      decided ??=
+        report.status === 'success'
+          ? { status: 'success', output: report.output, outputRef: report.outputRef }
+          : { status: 'failed', error: `The remote runner reported a failure: ${report.error}` };
       await condition(() => final !== undefined);
       return final!;
     },

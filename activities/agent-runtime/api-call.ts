@@ -37,7 +37,8 @@ export function parseArguments(argv: string[], command: string): ProgramApiCall 
       positional.push(arg);
     }
   }
-  if (positional.length !== 3) throw new UsageError(`expected <integration> <METHOD> <url>, got ${positional.length} argument${positional.length === 1 ? '' : 's'}`);
+  if (positional.length !== 3)
+    throw new UsageError(`expected <integration> <METHOD> <url>, got ${positional.length} argument${positional.length === 1 ? '' : 's'}`);
   const [integration, method, url] = positional;
   return { command, integration, method: method.toUpperCase(), url, headers, ...(body ? { body: body.toString('base64') } : {}) };
 }
@@ -47,7 +48,10 @@ function write(stream: NodeJS.WriteStream, data: string | Buffer): Promise<void>
 }
 
 /** Runs the command: `ask` sends the call to the sidecar. Sets the exit code; never exits (stdout drains first). */
-export async function apiCallCommand(argv: string[], ask: (call: ProgramApiCall) => Promise<{ status: number; body: ProgramApiAnswer & Partial<SidecarError> }>): Promise<void> {
+export async function apiCallCommand(
+  argv: string[],
+  ask: (call: ProgramApiCall) => Promise<{ status: number; body: ProgramApiAnswer & Partial<SidecarError> }>,
+): Promise<void> {
   // The runtime names the bash call a command belongs to; a call keyed by it is journaled (a
   // resumed run answers it from there).
   const command = process.env.AGENT_COMMAND_ID;

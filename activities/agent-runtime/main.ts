@@ -48,7 +48,8 @@ const MAX_NUDGES = 2;
 function call<T>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> {
   return new Promise((resolve, reject) => {
     const payload = Buffer.from(body === undefined ? '' : JSON.stringify(body));
-    const head = `${method} ${path} HTTP/1.1\r\nHost: sidecar\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${payload.length}\r\n\r\n`;
+    const head = `${method} ${path} HTTP/1.1\r\nHost: sidecar\r\nConnection: close\r\nContent-Type: \
+application/json\r\nContent-Length: ${payload.length}\r\n\r\n`;
     const chunks: Buffer[] = [];
     const socket = net.connect(socketPath);
     socket.on('data', (c: Buffer) => chunks.push(c));
@@ -197,7 +198,10 @@ async function main(): Promise<void> {
   const { status, body: run } = await call<Answer<RunSpec>>('GET', PATHS.run);
   if (status !== 200) fail(run.error ?? `the run could not be read from the sidecar (${status})`);
   const local = new Set(run.localTools ?? []);
-  const messages: ChatMessage[] = [{ role: 'system', content: run.system }, ...(run.conversation ?? [{ role: 'user', content: JSON.stringify(run.input ?? {}) }])];
+  const messages: ChatMessage[] = [
+    { role: 'system', content: run.system },
+    ...(run.conversation ?? [{ role: 'user', content: JSON.stringify(run.input ?? {}) }]),
+  ];
   let nudges = 0;
   for (let turn = 1; turn <= run.maxTurns; turn++) {
     const res = await call<Answer<Partial<ModelAnswer>>>('POST', PATHS.model, { messages } satisfies ModelRequest);

@@ -209,7 +209,13 @@ function bash(args: Record<string, unknown>, ctx: CallContext): Promise<CommandR
       child.stderr.destroy();
       let stderr = err.text();
       if (timedOut) stderr += `${stderr && !stderr.endsWith('\n') ? '\n' : ''}[killed: the command ran past its timeout of ${Math.round(timeoutMs / 1000)} s]`;
-      resolve({ exit_code: timedOut ? null : code, stdout: out.text(), stderr, truncated: out.cut || err.cut, duration_ms: Math.round(performance.now() - started) });
+      resolve({
+        exit_code: timedOut ? null : code,
+        stdout: out.text(),
+        stderr,
+        truncated: out.cut || err.cut,
+        duration_ms: Math.round(performance.now() - started),
+      });
     };
     child.once('exit', (code) => void finish(code));
     child.once('error', (e) => {
@@ -293,7 +299,8 @@ function editFile(a: Record<string, unknown>): string {
   let count = 0;
   for (let i = text.indexOf(a.old); i >= 0 && count < 2; i = text.indexOf(a.old, i + a.old.length)) count++;
   if (count === 0) throw new ToolError(`\`old\` was not found in ${shown}: nothing was changed`);
-  if (count > 1) throw new ToolError(`\`old\` occurs more than once in ${shown}: include more of the text around it so that it names one place; nothing was changed`);
+  if (count > 1)
+    throw new ToolError(`\`old\` occurs more than once in ${shown}: include more of the text around it so that it names one place; nothing was changed`);
   const at = text.indexOf(a.old);
   writeConfined(real, Buffer.from(text.slice(0, at) + a.new + text.slice(at + a.old.length)));
   return `Replaced 1 occurrence in ${shown}`;

@@ -89,7 +89,8 @@ export class ChatSidecar {
       return send(res, 200, {});
     }
     // The model was offered no tool; one it names anyway is refused, and it is asked again.
-    if (req.method === 'POST' && url.startsWith(SIDECAR_PATHS.tools)) return send(res, 200, { content: 'No tools are available: answer in text.' } satisfies ToolResult);
+    if (req.method === 'POST' && url.startsWith(SIDECAR_PATHS.tools))
+      return send(res, 200, { content: 'No tools are available: answer in text.' } satisfies ToolResult);
     send(res, 404, { error: 'unknown sidecar route' });
   }
 

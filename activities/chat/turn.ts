@@ -92,7 +92,9 @@ export function createChatActivities(deps: ActivityDeps) {
       // A retried turn is one whose worker was lost (or shut down): it starts over, until RUN_MAX_WORKER_LOSSES losses.
       const losses = ctx.info.attempt - 1;
       if (losses >= config.runMaxWorkerLosses) {
-        const why = `The turn lost its worker ${losses} times (each stopped responding for ${HEARTBEAT_TIMEOUT_SECONDS} s); RUN_MAX_WORKER_LOSSES is ${config.runMaxWorkerLosses}`;
+        const why =
+          `The turn lost its worker ${losses} times (each stopped responding for ${HEARTBEAT_TIMEOUT_SECONDS} s); RUN_MAX_WORKER_LOSSES ` +
+          `is ${config.runMaxWorkerLosses}`;
         return storeReply(knex, sessionId, messageId, failed(why));
       }
       const agent = await agentForRun(knex, session);

@@ -164,7 +164,10 @@ export class WorkspaceCheckpoints {
    * The checkpoints of an attempt: a retried attempt first restores the last claimed checkpoint
    * (if any) into its fresh workspace, before its runtime starts replaying. `restored` says which.
    */
-  static async open(opts: CheckpointsOptions, journal: RecordedSteps): Promise<{ checkpoints: WorkspaceCheckpoints; restored?: { seq: number; entries: number; bytes: number } }> {
+  static async open(
+    opts: CheckpointsOptions,
+    journal: RecordedSteps,
+  ): Promise<{ checkpoints: WorkspaceCheckpoints; restored?: { seq: number; entries: number; bytes: number } }> {
     let restored: { key: string; seq: number; entries: number; bytes: number } | undefined;
     if (opts.attempt > 1) {
       const claimed = (await opts.storage.list(checkpointsOf(opts.runId)))

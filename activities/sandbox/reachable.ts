@@ -67,7 +67,8 @@ function findSandboxNode(): SandboxNode | SandboxUnavailableError {
   });
   if (copy) return { path: copy, copiedFrom: own };
   return new SandboxUnavailableError(
-    `the sandbox user (uid ${SANDBOX_UID}) cannot execute Node at ${own} (a parent folder is not traversable), and copying it to ${tried.join(' or ')} did not help; put the project where that user can read it`,
+    `the sandbox user (uid ${SANDBOX_UID}) cannot execute Node at ${own} (a parent folder is not traversable), and copying it ` +
+      `to ${tried.join(' or ')} did not help; put the project where that user can read it`,
   );
 }
 

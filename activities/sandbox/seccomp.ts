@@ -167,7 +167,8 @@ class Program {
 function archOf(arch: string): Arch {
   if (arch === 'x64' || arch === 'arm64') return arch;
   throw new SandboxUnavailableError(
-    `the sandbox's seccomp filter is built for x86_64 and aarch64 only, and this worker is ${arch}: run workers on one of those, or set SANDBOX_MODE=process to run agents unisolated`,
+    `the sandbox's seccomp filter is built for x86_64 and aarch64 only, and this worker is ${arch}: run workers on one of those, ` +
+      `or set SANDBOX_MODE=process to run agents unisolated`,
   );
 }
 

@@ -63,7 +63,8 @@ export function useSandboxSetting(mode: SandboxSetting): void {
 }
 
 export const NO_BWRAP_REASON =
-  'bwrap (Debian package bubblewrap) is not installed on this worker, and agents do not run without isolation: install it, or set SANDBOX_MODE=process to run them unisolated';
+  'bwrap (Debian package bubblewrap) is not installed on this worker, and agents do not run without isolation: install it, ' +
+  'or set SANDBOX_MODE=process to run them unisolated';
 
 /**
  * The mode spawnSandbox gives a sandbox on this host, known before one starts; throws
@@ -92,7 +93,8 @@ export function sandboxModeFor(runtimeTools: readonly string[], limits: SandboxL
       ? 'SANDBOX_MODE=process runs agents outside any cgroup'
       : `the worker cannot write ${missing.length === 3 ? 'cgroups' : `the ${missing.join(', ')} cgroup`}`;
   throw new SandboxUnavailableError(
-    `this agent runs commands (bash), and this worker puts no ${missing.join('/')} ceiling on them (${why}), so it refuses the agent: set SANDBOX_LIMITS=none to run such agents without those ceilings`,
+    `this agent runs commands (bash), and this worker puts no ${missing.join('/')} ceiling on them (${why}), so it refuses the ` +
+      `agent: set SANDBOX_LIMITS=none to run such agents without those ceilings`,
   );
 }
 

@@ -55,7 +55,14 @@ function paxOf(e: TarEntry): Buffer | undefined {
 }
 
 function octal(buf: Buffer, offset: number, length: number, value: number): void {
-  buf.write(`${Math.floor(value).toString(8).padStart(length - 1, '0')}\0`, offset, length, 'ascii');
+  buf.write(
+    `${Math.floor(value)
+      .toString(8)
+      .padStart(length - 1, '0')}\0`,
+    offset,
+    length,
+    'ascii',
+  );
 }
 
 function header(name: string, type: string, mode: number, size: number, mtimeMs: number, linkname = ''): Buffer {

@@ -168,7 +168,10 @@ export function sandboxFoldersOf(root: string): SandboxFolders {
  * The code layout for a session without input files (a chat turn): the warm sandbox's folders
  * (`root`), or new ones; `remove` removes them with their folder.
  */
-export async function codeFolders(root: string | undefined, opts: { diskMb: number; processMode: boolean }): Promise<{ folders: SandboxFolders; remove(): Promise<void> }> {
+export async function codeFolders(
+  root: string | undefined,
+  opts: { diskMb: number; processMode: boolean },
+): Promise<{ folders: SandboxFolders; remove(): Promise<void> }> {
   const dir = root ?? (await newCodeRoot());
   const remove = () => removeSandboxFolders(dir);
   try {

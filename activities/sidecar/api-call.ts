@@ -131,7 +131,13 @@ async function deliver(ctx: ApiCallContext, req: ApiRequest): Promise<{ answer: 
   const shownUrl = redact(url, secrets);
   const started = Date.now();
   try {
-    const answer = await callWithCredential(ctx.config, ctx.config.credentialProxyLimits, { auth, credential, connection: row, narrowerUris: target.narrowerUris }, { method, url, headers, body }, ctx.signal);
+    const answer = await callWithCredential(
+      ctx.config,
+      ctx.config.credentialProxyLimits,
+      { auth, credential, connection: row, narrowerUris: target.narrowerUris },
+      { method, url, headers, body },
+      ctx.signal,
+    );
     await ctx.log('info', 'api_call', `${method} ${shownUrl} -> ${answer.status} in ${Date.now() - started} ms`);
     return { answer };
   } catch (err) {
@@ -165,7 +171,12 @@ export async function apiCall(ctx: ApiCallContext, args: Record<string, unknown>
   const full = textual ? answer.body.toString('utf8') : answer.body.toString('base64');
   const cut = Buffer.byteLength(full) > MODEL_BODY_LIMIT;
   // Cut on bytes, then drop a partial trailing character.
-  const shown = cut ? Buffer.from(full).subarray(0, MODEL_BODY_LIMIT).toString('utf8').replace(/\uFFFD$/, '') : full;
+  const shown = cut
+    ? Buffer.from(full)
+        .subarray(0, MODEL_BODY_LIMIT)
+        .toString('utf8')
+        .replace(/\uFFFD$/, '')
+    : full;
   const { 'set-cookie': _dropped, ...shownHeaders } = answer.headers;
   const result: Record<string, unknown> = { status: answer.status, headers: shownHeaders, body: shown };
   if (!textual) result.body_encoding = 'base64';

@@ -19,7 +19,8 @@ const DEFS: Record<(typeof FILE_TOOL_NAMES)[number], ToolDef> = {
   read_file: {
     name: 'read_file',
     description:
-      'Read a file under /workspace/input or /workspace/output, at most 65536 bytes per call: pass `offset` to read on. Text is returned as UTF-8; pass encoding "base64" for binary files.',
+      'Read a file under /workspace/input or /workspace/output, at most 65536 bytes per call: pass `offset` to read on. Text is ' +
+      'returned as UTF-8; pass encoding "base64" for binary files.',
     parameters: {
       type: 'object',
       required: ['path'],
@@ -33,7 +34,8 @@ const DEFS: Record<(typeof FILE_TOOL_NAMES)[number], ToolDef> = {
   write_file: {
     name: 'write_file',
     description:
-      'Write a file to /workspace/output; it is returned with the run as one of its files. `name` is a file name (no folders); writing an existing name replaces it unless `append` is true.',
+      'Write a file to /workspace/output; it is returned with the run as one of its files. `name` is a file name (no folders); ' +
+      'writing an existing name replaces it unless `append` is true.',
     parameters: {
       type: 'object',
       required: ['name', 'content'],

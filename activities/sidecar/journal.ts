@@ -48,7 +48,9 @@ export class AttemptSuperseded extends Error {}
 const UNIQUE_VIOLATION = '23505';
 
 function digest(request: unknown): string {
-  return createHash('sha256').update(JSON.stringify(request ?? null)).digest('hex');
+  return createHash('sha256')
+    .update(JSON.stringify(request ?? null))
+    .digest('hex');
 }
 
 export class RunJournal {
@@ -73,7 +75,9 @@ export class RunJournal {
   }
 
   static async load(knex: Knex, runId: string, attempt: number, keep = true): Promise<RunJournal> {
-    const rows = keep ? await knex('run_steps').where({ run_id: runId }).orderBy('seq').select('seq', 'attempt', 'kind', 'name', 'request_hash', 'response') : [];
+    const rows = keep
+      ? await knex('run_steps').where({ run_id: runId }).orderBy('seq').select('seq', 'attempt', 'kind', 'name', 'request_hash', 'response')
+      : [];
     const steps = rows.map((r) => ({ seq: r.seq, attempt: r.attempt, kind: r.kind, name: r.name, requestHash: r.request_hash, response: r.response }));
     return new RunJournal(knex, runId, attempt, steps, keep);
   }

@@ -165,7 +165,9 @@ export class McpTools {
     // integration_package_id is the integration's '@scope/name'.
     const parts = splitName(row.integration_package_id);
     const pkg = parts
-      ? ((await knex('packages').where({ org_id: this.run.org_id, scope: parts.scope, name: parts.name, type: 'integration', ephemeral: false }).first()) as PackageRow | undefined)
+      ? ((await knex('packages').where({ org_id: this.run.org_id, scope: parts.scope, name: parts.name, type: 'integration', ephemeral: false }).first()) as
+          | PackageRow
+          | undefined)
       : undefined;
     const auth = pkg ? (await integrationOf(knex, pkg)).auths.find((a) => a.key === auth_key) : undefined;
     if (!auth) throw new McpStartError(`${integration} has no auth "${auth_key}"`);
@@ -182,7 +184,9 @@ export class McpTools {
     return { header, secrets: secretsOf(auth, credential), allowInternal: deliveryInternalHosts(auth, row, config.egressAllowInternalHosts) };
   }
 
-  private async start(server: ResolvedMcpServer): Promise<{ conn: Connected; tools: { name: string; description?: string; inputSchema?: unknown }[] } | undefined> {
+  private async start(
+    server: ResolvedMcpServer,
+  ): Promise<{ conn: Connected; tools: { name: string; description?: string; inputSchema?: unknown }[] } | undefined> {
     const { config, log } = this.deps;
     let secrets: string[] = [];
     let dispatcher: Agent | undefined;
@@ -201,13 +205,22 @@ export class McpTools {
         if (new URL(String(target)).origin !== origin) throw new Error('the MCP server pointed outside its origin');
         const headers: Record<string, string> = Object.fromEntries(new Headers(init?.headers));
         if (cred) headers[cred.header[0].toLowerCase()] = cred.header[1];
-        const res = await undiciFetch(String(target), { ...(init as object), headers, redirect: 'manual', dispatcher: d } as unknown as Parameters<typeof undiciFetch>[1]);
+        const res = await undiciFetch(String(target), { ...(init as object), headers, redirect: 'manual', dispatcher: d } as unknown as Parameters<
+          typeof undiciFetch
+        >[1]);
         // The SDK reads the body: capped, so a server that never stops answering fails the request, not the worker.
         const limit = config.credentialProxyLimits.max_response_bytes;
-        return cappedResponse(res as unknown as Response, limit, () => new AnswerTooLarge(limit, `the MCP server's answer is over ${limit} bytes (CREDENTIAL_PROXY_LIMITS.max_response_bytes)`));
+        return cappedResponse(
+          res as unknown as Response,
+          limit,
+          () => new AnswerTooLarge(limit, `the MCP server's answer is over ${limit} bytes (CREDENTIAL_PROXY_LIMITS.max_response_bytes)`),
+        );
       };
       // The SDK (and zod under it) loads with the first agent that has an MCP server (issue 18).
-      const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([import('@modelcontextprotocol/sdk/client/index.js'), import('@modelcontextprotocol/sdk/client/streamableHttp.js')]);
+      const [{ Client }, { StreamableHTTPClientTransport }] = await Promise.all([
+        import('@modelcontextprotocol/sdk/client/index.js'),
+        import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+      ]);
       const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: fetchWithCredential });
       client = new Client({ name: 'agent-sidecar', version: '1.0.0' });
       await client.connect(transport, { timeout: START_TIMEOUT_MS });

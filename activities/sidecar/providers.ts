@@ -74,7 +74,10 @@ async function openAi(model: ModelConfig, messages: ChatMessage[], tools: ToolDe
 }
 
 function toAnthropic(messages: ChatMessage[]) {
-  const system = messages.filter((m) => m.role === 'system').map((m) => m.content ?? '').join('\n\n');
+  const system = messages
+    .filter((m) => m.role === 'system')
+    .map((m) => m.content ?? '')
+    .join('\n\n');
   const out: Array<{ role: 'user' | 'assistant'; content: unknown[] }> = [];
   const push = (role: 'user' | 'assistant', block: unknown) => {
     const last = out[out.length - 1];
@@ -111,7 +114,10 @@ async function anthropic(model: ModelConfig, messages: ChatMessage[], tools: Too
     signal,
   );
   const blocks: Array<{ type: string; text?: string; id?: string; name?: string; input?: unknown }> = data?.content ?? [];
-  const text = blocks.filter((b) => b.type === 'text').map((b) => b.text).join('');
+  const text = blocks
+    .filter((b) => b.type === 'text')
+    .map((b) => b.text)
+    .join('');
   const calls: ToolCall[] = blocks
     .filter((b) => b.type === 'tool_use')
     .map((b) => ({ id: b.id!, type: 'function', function: { name: b.name!, arguments: JSON.stringify(b.input ?? {}) } }));
@@ -122,7 +128,13 @@ async function anthropic(model: ModelConfig, messages: ChatMessage[], tools: Too
 }
 
 /** One model call. Every failure is a ModelCallError whose message names no secret of the model. */
-export async function complete(model: ModelConfig, messages: ChatMessage[], tools: ToolDef[], dispatcher: Dispatcher, signal?: AbortSignal): Promise<Completion> {
+export async function complete(
+  model: ModelConfig,
+  messages: ChatMessage[],
+  tools: ToolDef[],
+  dispatcher: Dispatcher,
+  signal?: AbortSignal,
+): Promise<Completion> {
   try {
     return await (model.provider === 'anthropic' ? anthropic(model, messages, tools, dispatcher, signal) : openAi(model, messages, tools, dispatcher, signal));
   } catch (err) {

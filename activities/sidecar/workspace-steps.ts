@@ -14,7 +14,15 @@ import type { Knex } from 'knex';
 import { appendRunLog, type LogEntryInput } from '../../shared/runs/logs.ts';
 import type { WorkspaceCheckpoints } from '../sandbox/checkpoints.ts';
 import type { RunJournal } from './journal.ts';
-import { type LocalBegin, type LocalBeginAnswer, type LocalEnd, type ProgramApiAnswer, type ProgramApiCall, SIDECAR_PATHS, type ToolResult } from './protocol.ts';
+import {
+  type LocalBegin,
+  type LocalBeginAnswer,
+  type LocalEnd,
+  type ProgramApiAnswer,
+  type ProgramApiCall,
+  SIDECAR_PATHS,
+  type ToolResult,
+} from './protocol.ts';
 import { commandLogEntry, WORKSPACE_CHANGING_TOOLS, WORKSPACE_TOOL_NAMES } from './workspace-tools.ts';
 
 export interface WorkspaceStepsDeps {
@@ -76,9 +84,16 @@ export class WorkspaceSteps {
     // Stored before the step that claims it (named after its seq: the steps are serial).
     const checkpoint = WORKSPACE_CHANGING_TOOLS.includes(body.name) ? await run.checkpoints?.take(run.journal.nextSeq) : undefined;
     if (checkpoint) logs.push(...checkpoint.logs);
-    await run.journal.record('tool', String(body.name), { id: body.id, arguments: body.arguments }, result, async (trx) => {
-      for (const entry of logs) await appendRunLog(trx, run.id, entry);
-    }, { startedAt });
+    await run.journal.record(
+      'tool',
+      String(body.name),
+      { id: body.id, arguments: body.arguments },
+      result,
+      async (trx) => {
+        for (const entry of logs) await appendRunLog(trx, run.id, entry);
+      },
+      { startedAt },
+    );
     if (checkpoint) run.checkpoints!.settle(checkpoint);
     return result;
   }
@@ -96,9 +111,16 @@ export class WorkspaceSteps {
     const startedAt = new Date();
     const answer = await this.deps.apiCall(body, logs);
     if (run) {
-      await run.journal.record('program', 'api_call', request, answer, async (trx) => {
-        for (const entry of logs) await appendRunLog(trx, run.id, entry);
-      }, { startedAt });
+      await run.journal.record(
+        'program',
+        'api_call',
+        request,
+        answer,
+        async (trx) => {
+          for (const entry of logs) await appendRunLog(trx, run.id, entry);
+        },
+        { startedAt },
+      );
     }
     return answer;
   }

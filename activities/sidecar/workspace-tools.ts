@@ -27,7 +27,8 @@ export const WORKSPACE_TOOLS: ToolDef[] = [
   {
     name: 'bash',
     description:
-      'Run a command with /bin/bash -c in /workspace (no network). Answers {exit_code, stdout, stderr, truncated, duration_ms}: each stream cut to its last 64 KiB (truncated: true), ' +
+      'Run a command with /bin/bash -c in /workspace (no network). Answers {exit_code, stdout, stderr, truncated, duration_ms}: ' +
+      'each stream cut to its last 64 KiB (truncated: true), ' +
       'exit_code null when the command was killed (at its timeout). Processes it leaves running are stopped when it ends.',
     parameters: {
       type: 'object',
@@ -71,7 +72,9 @@ export const WORKSPACE_TOOLS: ToolDef[] = [
   },
   {
     name: 'edit_file',
-    description: 'Replace the one occurrence of `old` in a file of /workspace by `new`. When `old` occurs nowhere or more than once, nothing changes and the answer says so.',
+    description:
+      'Replace the one occurrence of `old` in a file of /workspace by `new`. When `old` occurs nowhere or more than once, nothing ' +
+      'changes and the answer says so.',
     parameters: {
       type: 'object',
       required: ['path', 'old', 'new'],
@@ -94,13 +97,16 @@ function hasPython(): boolean {
 export function workspacePrompt(opts: { returned: boolean; integrations: string[] }): string {
   const installed = `bash, coreutils${hasPython() ? ', python3' : ''} and the rest of the host's /usr, Node at /opt/node/node`;
   const parts = [
-    'You have a shell in a sandbox without network: `bash` runs commands in /workspace, and `list_files`, `read_file`, `write_file` and `edit_file` take paths relative to it. ' +
-      `Installed: ${installed}. /workspace/input holds the input files and /workspace/.skills your skills' files, both read-only; the rest of /workspace is yours` +
+    'You have a shell in a sandbox without network: `bash` runs commands in /workspace, and `list_files`, `read_file`, `write_file` ' +
+      'and `edit_file` take paths relative to it. ' +
+      `Installed: ${installed}. /workspace/input holds the input files and /workspace/.skills your skills' files, both read-only; ` +
+      `the rest of /workspace is yours` +
       (opts.returned ? ', and the files you leave at the top of /workspace/output are returned with the run.' : '.'),
   ];
   if (opts.integrations.length) {
     parts.push(
-      "Programs reach integrations only through `api-call <integration> <METHOD> <url> [-H 'Name: value']... [--data @file|-]`: the credential is added outside the sandbox (never put one in a header); " +
+      "Programs reach integrations only through `api-call <integration> <METHOD> <url> [-H 'Name: value']... [--data @file|-]`: " +
+        'the credential is added outside the sandbox (never put one in a header); ' +
         `the answer's body goes to stdout and \`HTTP <status>\` to stderr. Integrations: ${opts.integrations.join(', ')}.`,
     );
   }
@@ -119,7 +125,12 @@ export function commandLogEntry(args: unknown, content: string): LogEntryInput {
     // refused before it ran (its arguments): the content says why
   }
   if (!result || typeof result !== 'object') {
-    return { level: 'warn', type: 'command', message: `$ ${shown} -> not run: ${content}`, data: { command: command.slice(0, 4000), exit_code: null, duration_ms: 0 } };
+    return {
+      level: 'warn',
+      type: 'command',
+      message: `$ ${shown} -> not run: ${content}`,
+      data: { command: command.slice(0, 4000), exit_code: null, duration_ms: 0 },
+    };
   }
   const exit = result.exit_code ?? null;
   const ms = result.duration_ms ?? 0;

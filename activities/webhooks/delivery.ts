@@ -131,7 +131,13 @@ function createDelivery(deps: DeliveryDeps) {
       return null;
     } catch (err) {
       if (!(err instanceof EgressError)) throw err;
-      return { outcome: err.reason === 'unresolvable' ? 'unresolvable' : 'permanent', ok: false, latencyMs: performance.now() - t0, error: err.message, at: new Date() };
+      return {
+        outcome: err.reason === 'unresolvable' ? 'unresolvable' : 'permanent',
+        ok: false,
+        latencyMs: performance.now() - t0,
+        error: err.message,
+        at: new Date(),
+      };
     }
   }
 
@@ -227,7 +233,11 @@ function createDelivery(deps: DeliveryDeps) {
     }
     // The ladder goes on before the attempt is recorded: a batch run again (a worker lost after
     // the insert) skips recorded events, so their retries must already be under way.
-    await Promise.all(events.map((e, i) => (results[i].outcome === 'retry' || results[i].outcome === 'unresolvable' ? continueLadder(e.id, hook.id, results[i].at) : undefined)));
+    await Promise.all(
+      events.map((e, i) =>
+        results[i].outcome === 'retry' || results[i].outcome === 'unresolvable' ? continueLadder(e.id, hook.id, results[i].at) : undefined,
+      ),
+    );
     await record(events.map((e, i) => row(hook.id, e, 1, results[i])));
     for (const r of results) count(r.outcome);
     return counts;

@@ -46,7 +46,13 @@ function createFirstAttempts(deliverBatch: ReturnType<typeof webhookDelivery>['d
     const slow = new Promise<'slow'>((resolve) => {
       timer = setTimeout(() => resolve('slow'), FIRST_ATTEMPT_WAIT_MS);
     });
-    const outcome = await Promise.race([attempt.then(() => 'done' as const, () => 'failed' as const), slow]);
+    const outcome = await Promise.race([
+      attempt.then(
+        () => 'done' as const,
+        () => 'failed' as const,
+      ),
+      slow,
+    ]);
     clearTimeout(timer);
     if (outcome === 'done') return 'done';
     // Failed (the database, most likely): nothing is in flight any more, the outbox sends it now.

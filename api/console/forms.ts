@@ -14,7 +14,13 @@ export type FieldErrors = Record<string, string>;
  * The console's CSRF cookie (api/html/csrf.ts, double submit), kept as long as a session and
  * `Lax` (see CsrfScope.sameSite). Values are bound to the session, or to `sign-in` before one.
  */
-export const CONSOLE_CSRF: CsrfScope = { cookie: 'svc.console_csrf', path: '/console', purpose: 'console forms', maxAgeSeconds: 7 * 24 * 3600, sameSite: 'Lax' };
+export const CONSOLE_CSRF: CsrfScope = {
+  cookie: 'svc.console_csrf',
+  path: '/console',
+  purpose: 'console forms',
+  maxAgeSeconds: 7 * 24 * 3600,
+  sameSite: 'Lax',
+};
 
 export function csrfBinding(sessionId: string | undefined): string {
   return sessionId ?? 'sign-in';
@@ -50,7 +56,12 @@ function fieldParts(f: FieldBase) {
     id,
     label: html`<label for="${id}">${f.label}${when(f.required, html` <span class="req" aria-hidden="true">*</span>`)}</label>`,
     attrs: html`${when(described, html` aria-describedby="${described}"`)}${when(f.error, ' aria-invalid="true"')}${when(f.required, ' required')}`,
-    after: html`${f.help ? html`<span class="help" id="${id}-help">${f.help}</span>` : ''}${f.error ? html`<span class="field-error" id="${id}-error">${f.error}</span>` : ''}`,
+    after: html`${f.help ? html`<span class="help" id="${id}-help">${f.help}</span>` : ''}${
+      f.error
+        ? html`<span \
+class="field-error" id="${id}-error">${f.error}</span>`
+        : ''
+    }`,
   };
 }
 
@@ -64,14 +75,32 @@ function extraAttrs(attrs: ExtraAttrs | undefined): Html[] {
 }
 
 /** `extra`: markup after the control, inside the field (a file picker beside an id field). */
-export function textField(f: FieldBase & { value?: string; type?: string; autocomplete?: string; placeholder?: string; inputmode?: string; attrs?: ExtraAttrs; extra?: Html }): Html {
+export function textField(
+  f: FieldBase & { value?: string; type?: string; autocomplete?: string; placeholder?: string; inputmode?: string; attrs?: ExtraAttrs; extra?: Html },
+): Html {
   const p = fieldParts(f);
-  return html`<div class="field">${p.label}<input type="${f.type ?? 'text'}" id="${p.id}" name="${f.name}" value="${f.value ?? ''}"${when(f.autocomplete, html` autocomplete="${f.autocomplete ?? ''}"`)}${when(f.placeholder, html` placeholder="${f.placeholder ?? ''}"`)}${when(f.inputmode, html` inputmode="${f.inputmode ?? ''}"`)}${extraAttrs(f.attrs)}${p.attrs}>${f.extra ?? ''}${p.after}</div>`;
+  return html`<div class="field">${p.label}<input type="${f.type ?? 'text'}" id="${p.id}" name="${f.name}" \
+value="${f.value ?? ''}"${when(
+    f.autocomplete,
+    html` \
+autocomplete="${f.autocomplete ?? ''}"`,
+  )}${when(
+    f.placeholder,
+    html` \
+placeholder="${f.placeholder ?? ''}"`,
+  )}${when(
+    f.inputmode,
+    html` \
+inputmode="${f.inputmode ?? ''}"`,
+  )}${extraAttrs(f.attrs)}${p.attrs}>${f.extra ?? ''}${p.after}</div>`;
 }
 
 export function textareaField(f: FieldBase & { value?: string; rows?: number; spellcheck?: boolean; className?: string; attrs?: ExtraAttrs }): Html {
   const p = fieldParts(f);
-  return html`<div class="field${f.className ? ` ${f.className}` : ''}">${p.label}<textarea id="${p.id}" name="${f.name}" rows="${f.rows ?? 8}"${when(f.spellcheck === false, ' spellcheck="false"')}${extraAttrs(f.attrs)}${p.attrs}>${f.value ?? ''}</textarea>${p.after}</div>`;
+  return html`<div class="field${f.className ? ` ${f.className}` : ''}">${p.label}<textarea id="${p.id}" name="${f.name}" rows="${f.rows ?? 8}"${when(
+    f.spellcheck === false,
+    ' spellcheck="false"',
+  )}${extraAttrs(f.attrs)}${p.attrs}>${f.value ?? ''}</textarea>${p.after}</div>`;
 }
 
 export interface Option {
@@ -90,9 +119,26 @@ export function checkboxesField(f: Omit<FieldBase, 'label' | 'required'> & { leg
   const id = f.id ?? f.name;
   const described = [f.help ? `${id}-help` : '', f.error ? `${id}-error` : ''].filter(Boolean).join(' ');
   const boxes = f.options.map(
-    (o, i) => html`<label class="check" for="${id}-${i}"><input type="checkbox" id="${id}-${i}" name="${f.name}" value="${o.value}"${when(f.checked.has(o.value), ' checked')}> <span>${o.label}</span></label>`,
+    (o, i) =>
+      html`<label class="check" for="${id}-${i}"><input type="checkbox" id="${id}-${i}" name="${f.name}" \
+value="${o.value}"${when(f.checked.has(o.value), ' checked')}> <span>${o.label}</span></label>`,
   );
-  return html`<fieldset class="field checks" id="${id}" tabindex="-1"${when(described, html` aria-describedby="${described}"`)}${when(f.error, ' aria-invalid="true"')}><legend>${f.legend}</legend><div class="check-grid">${boxes}</div>${f.help ? html`<span class="help" id="${id}-help">${f.help}</span>` : ''}${f.error ? html`<span class="field-error" id="${id}-error">${f.error}</span>` : ''}</fieldset>`;
+  return html`<fieldset class="field checks" id="${id}" tabindex="-1"${when(
+    described,
+    html` \
+aria-describedby="${described}"`,
+  )}${when(f.error, ' aria-invalid="true"')}><legend>${f.legend}</legend><div \
+class="check-grid">${boxes}</div>${
+    f.help
+      ? html`<span class="help" \
+id="${id}-help">${f.help}</span>`
+      : ''
+  }${
+    f.error
+      ? html`<span class="field-error" \
+id="${id}-error">${f.error}</span>`
+      : ''
+  }</fieldset>`;
 }
 
 /** The errors of a refused form, at its top: each links to its field (`''`: the form as a whole). */
@@ -109,5 +155,11 @@ export function actionButton(
   o: { action: string; label: string; fields?: Record<string, string>; className?: string; describedBy?: string; formClass?: string },
 ): Html {
   const hidden = Object.entries(o.fields ?? {}).map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
-  return html`<form method="post" action="${o.action}" class="inline-form${o.formClass ? ` ${o.formClass}` : ''}">${csrfField(page)}${hidden}<button type="submit" class="${o.className ?? 'secondary'}"${when(o.describedBy, html` aria-describedby="${o.describedBy ?? ''}"`)}>${o.label}</button></form>`;
+  return html`<form method="post" action="${o.action}" \
+class="inline-form${o.formClass ? ` ${o.formClass}` : ''}">${csrfField(page)}${hidden}<button type="submit" \
+class="${o.className ?? 'secondary'}"${when(
+    o.describedBy,
+    html` \
+aria-describedby="${o.describedBy ?? ''}"`,
+  )}>${o.label}</button></form>`;
 }

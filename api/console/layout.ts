@@ -31,19 +31,21 @@ export interface LayoutOptions {
 
 function topbar(page: PageContext<unknown>): Html {
   const where = page.space
-    ? html`<nav class="context" aria-label="Organization and space"><span class="org">${page.space.org.name}</span><span class="sep" aria-hidden="true">/</span><span class="space">${page.space.space.name}</span> <a href="/console" class="switch">Switch</a></nav>`
+    ? html`<nav class="context" aria-label="Organization and space"><span class="org">${page.space.org.name}</span>\
+<span class="sep" aria-hidden="true">/</span><span class="space">${page.space.space.name}</span> <a href="/console" \
+class="switch">Switch</a></nav>`
     : '';
   const who = page.user
-    ? html`<div class="who"><span class="user" title="${page.user.email}">${page.user.name || page.user.email}</span><form method="post" action="/console/sign-out" class="inline-form">${csrfField(page)}<button type="submit" class="link">Sign out</button></form></div>`
+    ? html`<div class="who"><span class="user" title="${page.user.email}">${page.user.name || page.user.email}</span>\
+<form method="post" action="/console/sign-out" class="inline-form">${csrfField(page)}<button type="submit" \
+class="link">Sign out</button></form></div>`
     : '';
   return html`<header class="topbar"><a class="brand" href="/console">Agent console</a>${where}${who}</header>`;
 }
 
 function sidenav(page: PageContext<unknown>, current: string | undefined): Html {
   if (!page.space || !page.nav.length) return html``;
-  const items = page.nav.map(
-    (n) => html`<li><a href="${page.space!.base}/${n.path}"${when(n.path === current, ' aria-current="page"')}>${n.label}</a></li>`,
-  );
+  const items = page.nav.map((n) => html`<li><a href="${page.space!.base}/${n.path}"${when(n.path === current, ' aria-current="page"')}>${n.label}</a></li>`);
   return html`<nav class="sidenav" aria-label="Console"><ul>${items}</ul></nav>`;
 }
 

@@ -76,7 +76,8 @@ async function enterSpace(page: PageContext<any>, def: PageDef, nav: NavEntry[])
   const t = ctx.state.tenancy!;
   page.space = { org: t.org!, space: t.space!, orgRole: t.orgRole!, scopes: t.scopes, base: spaceBase(t.org!.id, t.space!.id) };
   page.nav = nav.filter((n) => !n.scope || t.scopes.has(n.scope));
-  if (def.scope && !t.scopes.has(def.scope)) throw problem('forbidden', `This page needs the ${def.scope} permission in ${t.space!.name}; ask an admin of the space.`);
+  if (def.scope && !t.scopes.has(def.scope))
+    throw problem('forbidden', `This page needs the ${def.scope} permission in ${t.space!.name}; ask an admin of the space.`);
 }
 
 function signInLocation(ctx: AppContext): string {
@@ -92,7 +93,9 @@ export function sendErrorPage(page: PageContext<any>, err: unknown): void {
       title: 'Not found',
       status: 404,
       body: html`<p class="lead">There is nothing at this address, or it is not yours to see.</p>
-<p>Check the link, or go back to <a href="${page.space ? `${page.space.base}/runs` : '/console'}">${page.space ? 'the runs of this space' : 'your organizations'}</a>.</p>`,
+<p>Check the link, or go back to <a \
+href="${page.space ? `${page.space.base}/runs` : '/console'}">${page.space ? 'the runs of this space' : 'your organizations'}</a>.\
+</p>`,
     });
     return;
   }
@@ -110,7 +113,8 @@ export function sendErrorPage(page: PageContext<any>, err: unknown): void {
   sendConsolePage(page, {
     title: 'Something went wrong',
     status: 500,
-    body: html`<p class="lead">The page could not be shown. Try again; if it keeps failing, report it with the request id <code>${ctx.state.requestId}</code>.</p>`,
+    body: html`<p class="lead">The page could not be shown. Try again; if it keeps failing, report it with the request \
+id <code>${ctx.state.requestId}</code>.</p>`,
   });
 }
 
@@ -139,7 +143,16 @@ async function run(ctx: AppContext, def: PageDef, nav: NavEntry[]): Promise<void
         return ctx.redirect(signInLocation(ctx));
       }
     }
-    await enforceRateLimit(ctx, def.rateLimit ? asRoute(def, { method: def.rateLimit.key.split(' ')[0].toLowerCase() as RouteDef['method'], path: def.rateLimit.key.split(' ')[1], rateLimit: def.rateLimit.rule }) : asRoute(def));
+    await enforceRateLimit(
+      ctx,
+      def.rateLimit
+        ? asRoute(def, {
+            method: def.rateLimit.key.split(' ')[0].toLowerCase() as RouteDef['method'],
+            path: def.rateLimit.key.split(' ')[1],
+            rateLimit: def.rateLimit.rule,
+          })
+        : asRoute(def),
+    );
     if (def.context === 'space') await enterSpace(page, def, nav);
     if (def.method === 'post') {
       page.form = await readForm(ctx);

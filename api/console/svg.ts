@@ -28,15 +28,26 @@ export function ticks(max: number, count = 5): number[] {
 
 /** The outer `<svg>`: sized by its viewBox, labelled by a title and a description. */
 export function svgFrame(o: { id: string; width: number; height: number; title: string; description: string; className?: string; body: Html }): Html {
-  return html`<svg class="${o.className ?? 'chart'}" viewBox="0 0 ${n(o.width)} ${n(o.height)}" width="100%" preserveAspectRatio="xMinYMin meet" role="img" aria-labelledby="${o.id}-title ${o.id}-desc" xmlns="http://www.w3.org/2000/svg"><title id="${o.id}-title">${o.title}</title><desc id="${o.id}-desc">${o.description}</desc>${o.body}</svg>`;
+  return html`<svg class="${o.className ?? 'chart'}" viewBox="0 0 ${n(o.width)} ${n(o.height)}" width="100%" \
+preserveAspectRatio="xMinYMin meet" role="img" aria-labelledby="${o.id}-title ${o.id}-desc" \
+xmlns="http://www.w3.org/2000/svg"><title id="${o.id}-title">${o.title}</title><desc \
+id="${o.id}-desc">${o.description}</desc>${o.body}</svg>`;
 }
 
 export function rect(o: { x: number; y: number; width: number; height: number; className: string; rx?: number }): Html {
-  return trusted(`<rect class="${o.className.replace(/[^a-z0-9 _-]/gi, '')}" x="${n(o.x)}" y="${n(o.y)}" width="${n(Math.max(0, o.width))}" height="${n(o.height)}" rx="${n(o.rx ?? 0)}"/>`);
+  return trusted(
+    `<rect class="${o.className.replace(/[^a-z0-9 _-]/gi, '')}" x="${n(o.x)}" y="${n(o.y)}" width="${n(Math.max(0, o.width))}" ` +
+      `height="${n(o.height)}" rx="${n(o.rx ?? 0)}"/>`,
+  );
 }
 
 export function text(o: { x: number; y: number; className?: string; anchor?: 'start' | 'middle' | 'end'; content: string }): Html {
-  return html`<text x="${n(o.x)}" y="${n(o.y)}"${o.className ? html` class="${o.className}"` : ''}${o.anchor ? html` text-anchor="${o.anchor}"` : ''}>${o.content}</text>`;
+  return html`<text x="${n(o.x)}" y="${n(o.y)}"${o.className ? html` class="${o.className}"` : ''}${
+    o.anchor
+      ? html` \
+text-anchor="${o.anchor}"`
+      : ''
+  }>${o.content}</text>`;
 }
 
 export function line(o: { x1: number; y1: number; x2: number; y2: number; className: string }): Html {

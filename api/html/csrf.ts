@@ -24,8 +24,12 @@ export interface CsrfScope {
 const FALLBACK_KEY = randomBytes(32);
 
 function csrfValue(ctx: AppContext, scope: CsrfScope, cookie: string, bound: string): string {
-  const key = createHmac('sha256', ctx.services.config.secretsKey ?? FALLBACK_KEY).update(scope.purpose).digest();
-  return createHmac('sha256', key).update(`${cookie}|${sha256Hex(bound)}`).digest('base64url');
+  const key = createHmac('sha256', ctx.services.config.secretsKey ?? FALLBACK_KEY)
+    .update(scope.purpose)
+    .digest();
+  return createHmac('sha256', key)
+    .update(`${cookie}|${sha256Hex(bound)}`)
+    .digest('base64url');
 }
 
 const COOKIE_FORMAT = /^[A-Za-z0-9_-]{43}$/;
@@ -36,7 +40,10 @@ export function issueCsrf(ctx: AppContext, scope: CsrfScope, bound: string): str
   if (!cookie || !COOKIE_FORMAT.test(cookie)) {
     cookie = randomBytes(32).toString('base64url');
     const secure = ctx.services.config.publicUrl.startsWith('https:') ? '; Secure' : '';
-    ctx.append('Set-Cookie', `${scope.cookie}=${cookie}; Path=${scope.path}; Max-Age=${scope.maxAgeSeconds ?? 3600}; HttpOnly; SameSite=${scope.sameSite ?? 'Strict'}${secure}`);
+    ctx.append(
+      'Set-Cookie',
+      `${scope.cookie}=${cookie}; Path=${scope.path}; Max-Age=${scope.maxAgeSeconds ?? 3600}; HttpOnly; SameSite=${scope.sameSite ?? 'Strict'}${secure}`,
+    );
   }
   return csrfValue(ctx, scope, cookie, bound);
 }

@@ -14,7 +14,8 @@ h1{font-size:1.5rem;margin:0 0 .25rem}
 label{display:block;font-weight:600;margin-bottom:.25rem}
 .req{color:#cf222e}
 .help{display:block;font-size:.875rem;color:#59636e;margin-top:.25rem}
-input[type=text],input[type=password],input[type=email],input[type=url],input[type=number],select{width:100%;padding:.5rem .625rem;font:inherit;border:1px solid #d0d7de;border-radius:6px}
+input[type=text],input[type=password],input[type=email],input[type=url],input[type=number],select{width:100%;padding:.5rem \
+.625rem;font:inherit;border:1px solid #d0d7de;border-radius:6px}
 input[aria-invalid=true]{border-color:#cf222e}
 .check label{display:inline;font-weight:600;margin-left:.375rem}
 .error{display:block;color:#cf222e;font-size:.875rem;margin-top:.25rem}

@@ -1,11 +1,11 @@
 // Credentials in SPEC 5.1 order: OIDC access token, API key, session cookie.
-import { EndUser, } from '../../shared/db/models.ts';
+import { EndUser } from '../../shared/db/models.ts';
 import { problem } from '../../shared/errors.ts';
 import { sha256Hex } from '../../shared/crypto.ts';
 import { findKey, isLive } from '../../shared/identity/api-keys.ts';
 import { findClientRow, SPACE_TOKEN_SCOPES } from '../../shared/oidc/clients.ts';
 import { verifyAccessToken } from '../../shared/oidc/tokens.ts';
-import { isScope, } from '../../shared/permissions.ts';
+import { isScope } from '../../shared/permissions.ts';
 import { runForSinkSecret } from '../../shared/runs/sink.ts';
 import { SESSION_COOKIE, extendIfDue, findSession } from '../../shared/identity/sessions.ts';
 import type { AppContext, AuthState, OidcToken } from '../context.ts';

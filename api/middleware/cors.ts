@@ -1,16 +1,7 @@
 import cors from '@koa/cors';
 import type { Context } from 'koa';
 
-export const EXPOSED_HEADERS = [
-  'Request-Id',
-  'Service-Version',
-  'RateLimit',
-  'RateLimit-Policy',
-  'Link',
-  'ETag',
-  'Retry-After',
-  'Idempotent-Replayed',
-];
+export const EXPOSED_HEADERS = ['Request-Id', 'Service-Version', 'RateLimit', 'RateLimit-Policy', 'Link', 'ETag', 'Retry-After', 'Idempotent-Replayed'];
 
 /** CORS for TRUSTED_ORIGINS only; other origins get no CORS headers at all. */
 export function corsFor(trustedOrigins: string[]) {

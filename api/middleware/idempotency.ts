@@ -136,5 +136,7 @@ export async function withIdempotency(
   const headers = Object.fromEntries(REPLAYED_HEADERS.filter((h) => ctx.response.get(h)).map((h) => [h, ctx.response.get(h)]));
   // Encrypted at rest: a stored answer can hold a secret returned once (a webhook's whsec_).
   const sealed = encryptSecret(ctx.services.config.secretsKey, body);
-  await knex('idempotency_keys').where(where).update({ state: 'done', response_status: ctx.status, response_headers: JSON.stringify(headers), response_body: sealed });
+  await knex('idempotency_keys')
+    .where(where)
+    .update({ state: 'done', response_status: ctx.status, response_headers: JSON.stringify(headers), response_body: sealed });
 }

@@ -9,7 +9,7 @@ import { narrowScopes } from '../../shared/identity/access-grants.ts';
 import { withoutDisabledScopes } from '../../shared/modules.ts';
 import { type OrgRole, type Scope, SPACE_ROLES, type SpaceRole } from '../../shared/permissions.ts';
 import { clientIp } from '../client-ip.ts';
-import type { AppContext, } from '../context.ts';
+import type { AppContext } from '../context.ts';
 import type { RouteDef } from '../route.ts';
 import { boundOrgId, boundSpaceId, credentialScopes } from './authenticate.ts';
 
@@ -121,7 +121,10 @@ async function resolveSpace(ctx: AppContext, route: RouteDef, org: Organization,
   return { space, scopes: held };
 }
 
-/** The X-View-As role of a caller holding `role` in the organization (its value is checked with the credential headers; the narrowing itself is `narrowScopes`). */
+/**
+ * The X-View-As role of a caller holding `role` in the organization (its value is checked with the credential headers; the
+ * narrowing itself is `narrowScopes`).
+ */
 export function viewAsRole(ctx: AppContext, role: OrgRole): SpaceRole | undefined {
   const viewAs = ctx.get('X-View-As');
   if (!viewAs) return undefined;
@@ -159,8 +162,9 @@ export async function resolveTenancy(ctx: AppContext, route: RouteDef): Promise<
   const serviceUser = ctx.get('Service-User');
   if (serviceUser && auth.kind === 'api_key') {
     const spaceId = auth.key.space_id;
-    const eu = await ctx.state.access!.get(`end_user:${spaceId}:${serviceUser}`, async () =>
-      await EndUser.query(ctx.services.knex).findOne({ id: serviceUser, org_id: org.id, space_id: spaceId }),
+    const eu = await ctx.state.access!.get(
+      `end_user:${spaceId}:${serviceUser}`,
+      async () => await EndUser.query(ctx.services.knex).findOne({ id: serviceUser, org_id: org.id, space_id: spaceId }),
     );
     if (!eu) throw problem('invalid_end_user', { detail: `${serviceUser} is not an end-user of this key's space`, param: 'Service-User' });
     endUserId = eu.id;

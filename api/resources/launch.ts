@@ -64,14 +64,18 @@ export async function launchConnections(ctx: AppContext, agent: Pick<LaunchReque
   // A connect link lets its holder connect as the actor: only for a caller who may connect.
   const publicUrl = scopes.has('integrations:connect') ? config.publicUrl : null;
   // `run.connection_missing` goes to webhooks: none without the webhooks module.
-  return requireConnections(knex, config.modules.has('webhooks') ? workflows : null, { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx), agent, chosen, publicUrl });
+  return requireConnections(knex, config.modules.has('webhooks') ? workflows : null, {
+    orgId: org!.id,
+    spaceId: space!.id,
+    owner: connectionOwner(ctx),
+    agent,
+    chosen,
+    publicUrl,
+  });
 }
 
 /** Admits a run launched by this request against the organization limits and starts its workflow. */
-export async function launchFromRequest(
-  ctx: AppContext,
-  launch: Pick<LaunchRequest, 'agent' | 'input' | 'files' | 'remote' | 'connections'>,
-) {
+export async function launchFromRequest(ctx: AppContext, launch: Pick<LaunchRequest, 'agent' | 'input' | 'files' | 'remote' | 'connections'>) {
   const { org, space } = ctx.state.tenancy!;
   const { knex, workflows, config } = ctx.services;
   const { agent } = launch;
@@ -105,14 +109,22 @@ export const launchVersionQuery = {
   properties: { version: { type: 'string', minLength: 1, description: `${VERSION_DESCRIPTION}. The body's \`version\` wins when both are given.` } },
 } as const;
 
-export const launchVersionBody = { type: 'string', minLength: 1, description: `${VERSION_DESCRIPTION}. Also accepted as the query parameter \`version\`; this one wins when both are given.` } as const;
+export const launchVersionBody = {
+  type: 'string',
+  minLength: 1,
+  description: `${VERSION_DESCRIPTION}. Also accepted as the query parameter \`version\`; this one wins when both are given.`,
+} as const;
 
 /** `input` of a launch body (agent, remote and inline runs). */
 export const launchInputBody = {
   type: 'object',
   default: {},
   description:
-    "Validated against the agent's input schema (defaults applied). A property with `format: 'file'` (or an array of them) takes the id of a completed upload (`upl_`) or of a file (`file_`) the caller may read as it reads runs; it is checked against the agent's `file_constraints` (`accept`, `max_size`: 400 `validation_failed` with `errors[].code` `file_not_found`, `file_type_not_accepted` or `file_too_large`), becomes a file of the run (the run's `input` then names that file's id) and is mounted read-only in the sandbox at `/workspace/input/<field>/<name>`.",
+    "Validated against the agent's input schema (defaults applied). A property with `format: 'file'` (or an array of them) takes " +
+    'the id of a completed upload (`upl_`) or of a file (`file_`) the caller may read as it reads runs; it is checked against ' +
+    "the agent's `file_constraints` (`accept`, `max_size`: 400 `validation_failed` with `errors[].code` `file_not_found`, `file_type_not_accepted` " +
+    "or `file_too_large`), becomes a file of the run (the run's `input` then names that file's id) and is mounted read-only in " +
+    'the sandbox at `/workspace/input/<field>/<name>`.',
 } as const;
 
 /** `connections` of a launch body (agent and inline). */
@@ -122,5 +134,7 @@ export const launchConnectionsBody = {
   propertyNames: { minLength: 1 },
   additionalProperties: { type: 'string', pattern: '^conn_' },
   description:
-    "The connection to use per integration dependency, `{<integration id>: <conn id>}`; each must be one of the actor's connections of that integration (404 `not_found` otherwise). Unnamed integrations use the actor's most recently updated usable connection. An integration without a usable one refuses the launch: 409 `connection_missing` (no run; `errors[]` carries a fresh `connect_url`).",
+    "The connection to use per integration dependency, `{<integration id>: <conn id>}`; each must be one of the actor's connections " +
+    "of that integration (404 `not_found` otherwise). Unnamed integrations use the actor's most recently updated usable connection. " +
+    'An integration without a usable one refuses the launch: 409 `connection_missing` (no run; `errors[]` carries a fresh `connect_url`).',
 } as const;

@@ -15,7 +15,11 @@ export const modelFields = {
   baseUrl: { type: 'string', format: 'uri', maxLength: 2000 },
   model: { type: 'string', minLength: 1, maxLength: 200 },
   apiKey: { type: ['string', 'null'], maxLength: 4000 },
-  credentialId: { type: ['string', 'null'], maxLength: 100, description: 'Use this credential\'s provider, base URL and key (then send none of `provider`, `baseUrl`, `apiKey`)' },
+  credentialId: {
+    type: ['string', 'null'],
+    maxLength: 100,
+    description: "Use this credential's provider, base URL and key (then send none of `provider`, `baseUrl`, `apiKey`)",
+  },
   proxyId: { type: ['string', 'null'], maxLength: 100, description: "Send the model's calls through this proxy; null: the organization's default proxy" },
   isDefault: { type: 'boolean' },
   inputCostPerMTok: { type: ['number', 'null'], minimum: 0 },

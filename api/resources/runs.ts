@@ -113,7 +113,12 @@ export async function cancelRun(ctx: AppContext, runId: string) {
 export async function runLogPage(ctx: AppContext, runId: string, since: number, rawLimit: unknown) {
   const run = await findVisibleRun(ctx, runId);
   const limit = limitFrom(rawLimit, 1000, 1000);
-  const q = ctx.services.knex('run_logs').where({ run_id: run.id }).where('seq', '>', since).orderBy('seq').limit(limit + 1);
+  const q = ctx.services
+    .knex('run_logs')
+    .where({ run_id: run.id })
+    .where('seq', '>', since)
+    .orderBy('seq')
+    .limit(limit + 1);
   if (!ctx.state.tenancy!.scopes.has('runs:delete')) q.whereNot('level', 'debug');
   const rows = await q;
   const output = run.result ? { value: run.result.output } : undefined;

@@ -82,7 +82,8 @@ export async function scheduleAuthority(ctx: AppContext, schedule: Pick<Schedule
     if (await isSpaceAdmin(ctx)) return 'admin';
   }
   if (!scopes.has('schedules:read')) throw problem('not_found', 'No such schedule');
-  if (endUserId) throw problem('forbidden', 'Schedules cannot be changed or deleted while acting for an end-user (Service-User): scheduled runs execute as a person');
+  if (endUserId)
+    throw problem('forbidden', 'Schedules cannot be changed or deleted while acting for an end-user (Service-User): scheduled runs execute as a person');
   throw problem('forbidden', 'Only the person who created this schedule can change it; admins of the space can pause, resume or delete it');
 }
 
@@ -135,7 +136,10 @@ export async function updateSchedule(ctx: AppContext, id: string, body: Schedule
   if ((await scheduleAuthority(ctx, found)) === 'admin') {
     const changed = Object.keys(body).filter((k) => k !== 'enabled');
     if (changed.length) {
-      throw problem('forbidden', `Only the person who created this schedule can change ${changed.join(', ')}; admins of the space can pause, resume or delete it`);
+      throw problem(
+        'forbidden',
+        `Only the person who created this schedule can change ${changed.join(', ')}; admins of the space can pause, resume or delete it`,
+      );
     }
   }
   // What runs, when, and whether it runs again are launches made as the creator: the same

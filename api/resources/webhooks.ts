@@ -33,7 +33,10 @@ export async function scopesInSpace(ctx: AppContext, spaceId: string): Promise<R
 function orgLevelScopes(ctx: AppContext): ReadonlySet<Scope> {
   const t = ctx.state.tenancy!;
   if (!t.space) return t.scopes;
-  return withoutDisabledScopes(narrowScopes(orgScopes(t.orgRole), { viewAs: t.viewAs, keyScopes: credentialScopes(ctx.state.auth!) }), ctx.services.config.modules);
+  return withoutDisabledScopes(
+    narrowScopes(orgScopes(t.orgRole), { viewAs: t.viewAs, keyScopes: credentialScopes(ctx.state.auth!) }),
+    ctx.services.config.modules,
+  );
 }
 
 export async function allowed(ctx: AppContext, level: 'space' | 'org', spaceId: string | null, action: WebhookAction): Promise<boolean> {
@@ -46,7 +49,10 @@ export async function webhookFor(ctx: AppContext, id: string, action: WebhookAct
   const hook = (await ctx.services.knex('webhooks').where({ id, org_id: ctx.state.tenancy!.org!.id }).first()) as WebhookRow | undefined;
   if (!hook || !(await allowed(ctx, hook.level, hook.space_id, 'read'))) throw problem('not_found', 'No such webhook');
   if (action !== 'read' && !(await allowed(ctx, hook.level, hook.space_id, action))) {
-    throw problem('forbidden', `This needs ${hook.level === 'org' ? 'org-webhooks' : 'webhooks'}:${action}${hook.level === 'org' ? ' (sessions only)' : ' in the webhook\'s space'}`);
+    throw problem(
+      'forbidden',
+      `This needs ${hook.level === 'org' ? 'org-webhooks' : 'webhooks'}:${action}${hook.level === 'org' ? ' (sessions only)' : " in the webhook's space"}`,
+    );
   }
   return hook;
 }

@@ -104,7 +104,10 @@ export const chatMessageSchema = {
     seq: { type: 'integer', minimum: 1, description: 'Position in the conversation' },
     role: { enum: ['user', 'assistant'] },
     content: { type: 'string', description: "The message; an assistant message that `failed` has ''" },
-    status: { enum: ['completed', 'failed'], description: '`failed`: the turn ended without a reply (`error` says why); it is left out of the next turns\' conversation' },
+    status: {
+      enum: ['completed', 'failed'],
+      description: "`failed`: the turn ended without a reply (`error` says why); it is left out of the next turns' conversation",
+    },
     error: { type: ['string', 'null'] },
     replyTo: { type: ['string', 'null'], description: 'Assistant messages: the user message answered' },
     usage: { oneOf: [usageSchema, { type: 'null' }], description: "Assistant messages: the turn's model usage" },

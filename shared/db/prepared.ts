@@ -44,7 +44,13 @@ export async function preparedShape<Row extends QueryResultRow>(
     const { sql, bindings } = build(...(slots as never[])).toSQL();
     const used = new Set(bindings.filter((b) => b instanceof Slot).map((b) => (b as Slot).index));
     if (used.size !== values.length) throw new Error(`preparedShape ${name}: every value must be bound`);
-    shape = { sql: knex.raw(sql, bindings as Knex.RawBinding[]).toSQL().toNative().sql, bindings: [...bindings] };
+    shape = {
+      sql: knex
+        .raw(sql, bindings as Knex.RawBinding[])
+        .toSQL()
+        .toNative().sql,
+      bindings: [...bindings],
+    };
     shapes.set(name, shape);
   }
   if (values.some((v) => v === null || v === undefined)) throw new Error(`preparedShape ${name}: a value is null or undefined`);

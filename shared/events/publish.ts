@@ -88,7 +88,12 @@ export function enqueueDelivery(workflows: Client, eventId: string, webhookId: s
         const batch = queue.splice(0, OUTBOX_SIGNAL_MAX_EVENTS);
         try {
           const deferred = batch.filter((e) => e.notBefore > 0).map((e) => [e.eventId, e.notBefore] as const);
-          await signalWebhookOutbox(workflows, webhookId, batch.map((e) => e.eventId), deferred.length ? Object.fromEntries(deferred) : undefined);
+          await signalWebhookOutbox(
+            workflows,
+            webhookId,
+            batch.map((e) => e.eventId),
+            deferred.length ? Object.fromEntries(deferred) : undefined,
+          );
           for (const e of batch) e.resolve();
         } catch (err) {
           for (const e of batch) e.reject(err);

@@ -45,7 +45,7 @@ export const fileSchema = {
     name: { type: 'string' },
     contentType: { type: 'string', description: 'As declared by the upload, or as the run wrote it' },
     size: { type: 'integer', minimum: 0 },
-    sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: 'Hex SHA-256 of the bytes; also the content\'s ETag' },
+    sha256: { type: 'string', pattern: '^[0-9a-f]{64}$', description: "Hex SHA-256 of the bytes; also the content's ETag" },
     runId: { type: ['string', 'null'], description: 'The run the file is an input or output of (null once that run is deleted)' },
     kept: { type: 'boolean', description: 'Kept files never expire' },
     expiresAt: { type: ['string', 'null'], format: 'date-time', description: 'When an unkept file is deleted (7 days after creation); null once kept' },
@@ -85,7 +85,9 @@ export const runFileSchema = {
 
 /** The files of a run, inputs first, each side by name. */
 export function filesOfRun(knex: Knex, runId: string): Promise<FileRow[]> {
-  return knex<FileRow>('files').where({ run_id: runId }).orderBy([{ column: 'origin' }, { column: 'name' }, { column: 'id' }]);
+  return knex<FileRow>('files')
+    .where({ run_id: runId })
+    .orderBy([{ column: 'origin' }, { column: 'name' }, { column: 'id' }]);
 }
 
 /** One run as a single-run read shows it (GET /api/runs/{id}, MCP `get_run`): with its files. SSE frames carry the run alone. */
@@ -164,4 +166,3 @@ export async function orgBytesInUse(knex: Knex, orgId: string): Promise<number> 
   );
   return Number(rows[0].used);
 }
-

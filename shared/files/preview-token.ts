@@ -12,7 +12,9 @@ export const PREVIEW_TTL_SECONDS = 300;
 const FALLBACK_KEY = randomBytes(32);
 
 function mac(secretsKey: Buffer | undefined, fileId: string, expires: number): string {
-  const key = createHmac('sha256', secretsKey ?? FALLBACK_KEY).update('file-preview').digest();
+  const key = createHmac('sha256', secretsKey ?? FALLBACK_KEY)
+    .update('file-preview')
+    .digest();
   return createHmac('sha256', key).update(`${fileId}|${expires}`).digest('base64url');
 }
 

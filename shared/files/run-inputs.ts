@@ -36,7 +36,11 @@ export function unsafeFileFieldErrors(schema: Record<string, any> | null | undef
     if (!reason) continue;
     const at = `${prefix}${field}`;
     // The name is quoted in the message: it may hold a line break or a climb like `../..`.
-    errors.push({ field: at, code: 'invalid_format', message: `${prefix}${JSON.stringify(field)}: the name of a file input must be ${SAFE_NAME_RULE} (it ${reason})` });
+    errors.push({
+      field: at,
+      code: 'invalid_format',
+      message: `${prefix}${JSON.stringify(field)}: the name of a file input must be ${SAFE_NAME_RULE} (it ${reason})`,
+    });
   }
   return errors;
 }
@@ -113,14 +117,22 @@ export async function resolveInputFiles(
       }
       const badName = unsafeNameReason(source.name);
       if (badName) {
-        errors.push({ field: at, code: 'invalid_format', message: `${at}: the file's name ${JSON.stringify(source.name)} must be ${SAFE_NAME_RULE} (it ${badName})` });
+        errors.push({
+          field: at,
+          code: 'invalid_format',
+          message: `${at}: the file's name ${JSON.stringify(source.name)} must be ${SAFE_NAME_RULE} (it ${badName})`,
+        });
         continue;
       }
       const c = constraints[field] ?? {};
       const size = Number(source.size);
       if (!accepts(c.accept, source.name, source.content_type)) {
         const accepted = Array.isArray(c.accept) ? c.accept.join(', ') : c.accept;
-        errors.push({ field: at, code: 'file_type_not_accepted', message: `${at}: ${source.name} (${source.content_type}) is not one of the accepted types: ${accepted}` });
+        errors.push({
+          field: at,
+          code: 'file_type_not_accepted',
+          message: `${at}: ${source.name} (${source.content_type}) is not one of the accepted types: ${accepted}`,
+        });
         continue;
       }
       if (c.max_size !== undefined && size > c.max_size) {
@@ -137,11 +149,18 @@ export async function resolveInputFiles(
   return { input: out, files };
 }
 
-async function findSource(knex: Knex, where: { orgId: string; spaceId: string; canRead: (row: OwnerColumns) => boolean }, id: string): Promise<Source | undefined> {
+async function findSource(
+  knex: Knex,
+  where: { orgId: string; spaceId: string; canRead: (row: OwnerColumns) => boolean },
+  id: string,
+): Promise<Source | undefined> {
   const scope = { org_id: where.orgId, space_id: where.spaceId, id };
   const row: (Source & OwnerColumns) | undefined = id.startsWith('upl_')
     ? await knex('uploads').where(scope).whereNotNull('completed_at').where('expires_at', '>', knex.fn.now()).first()
-    : await knex('files').where(scope).where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', knex.fn.now())).first();
+    : await knex('files')
+        .where(scope)
+        .where((q) => q.whereNull('expires_at').orWhere('expires_at', '>', knex.fn.now()))
+        .first();
   return row && where.canRead(row) ? row : undefined;
 }
 
@@ -151,4 +170,3 @@ export async function insertInputFiles(knex: Knex, run: RunRow, files: InputFile
   const columns = runFileColumns(run, 'input');
   await knex('files').insert(files.map((f) => ({ ...f, ...columns })));
 }
-

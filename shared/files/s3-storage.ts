@@ -60,7 +60,9 @@ export class S3Storage implements FileStorage {
   async get(key: string, range?: ByteRange): Promise<Readable> {
     assertStorageKey(key);
     try {
-      const res = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }));
+      const res = await this.client.send(
+        new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: range ? `bytes=${range.start}-${range.end}` : undefined }),
+      );
       return res.Body as Readable;
     } catch (err) {
       if (err instanceof NoSuchKey || (err instanceof S3ServiceException && err.$metadata.httpStatusCode === 404)) throw new StoredFileMissingError(key);

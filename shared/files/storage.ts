@@ -3,7 +3,7 @@
 // `$DATA_DIR/files` by default; S3-compatible object storage when S3_* is set, so API replicas
 // and workers on several machines share files. Bytes are written whole or not at all: a partial
 // or mismatched upload is never visible under its key.
-import { createHash, } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 
 /** The bytes sent were not the size declared. Nothing was stored. */

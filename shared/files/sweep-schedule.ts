@@ -24,6 +24,8 @@ export async function ensureFileSweepSchedule(workflows: Client, config: Pick<Co
   } catch (err) {
     if (!(err instanceof ScheduleAlreadyRunning)) throw err;
     const wanted = definition(config);
-    await workflows.schedule.getHandle(FILE_SWEEP_SCHEDULE_ID).update((prev) => ({ ...prev, spec: wanted.spec, action: wanted.action, policies: wanted.policies }));
+    await workflows.schedule
+      .getHandle(FILE_SWEEP_SCHEDULE_ID)
+      .update((prev) => ({ ...prev, spec: wanted.spec, action: wanted.action, policies: wanted.policies }));
   }
 }

@@ -75,7 +75,11 @@ export function availableKeyScopes(h: KeyHolder): Scope[] {
  * an expiry not in the future (400 naming `expiresAt`), or with a scope no key can carry; the
  * raw key is returned this once.
  */
-export async function createApiKey(knex: Knex, h: KeyHolder, req: { name: string; scopes?: string[]; expiresAt: Date | null }): Promise<{ key: string; row: ApiKey }> {
+export async function createApiKey(
+  knex: Knex,
+  h: KeyHolder,
+  req: { name: string; scopes?: string[]; expiresAt: Date | null },
+): Promise<{ key: string; row: ApiKey }> {
   if (h.space.kind === 'personal') throw problem('personal_space_takes_no_keys', 'API keys cannot be created in a personal space');
   if (req.expiresAt && req.expiresAt.getTime() <= Date.now()) {
     throw problem('validation_failed', {

@@ -21,7 +21,10 @@ export interface OrgMemberRow {
 
 /** The organization's members with their name and email (keyed by `m.user_id`, `m.created_at`). */
 export function orgMembers(knex: Knex, orgId: string): Knex.QueryBuilder {
-  return knex('org_members as m').join('users as u', 'u.id', 'm.user_id').where('m.org_id', orgId).select('m.user_id', 'u.email', 'u.name', 'm.role', 'm.created_at');
+  return knex('org_members as m')
+    .join('users as u', 'u.id', 'm.user_id')
+    .where('m.org_id', orgId)
+    .select('m.user_id', 'u.email', 'u.name', 'm.role', 'm.created_at');
 }
 
 /** Adds the account using `email` with `role`; `callerRole` must already be an owner's or admin's (only an owner adds an owner). */
@@ -41,7 +44,12 @@ export async function addOrgMemberByEmail(knex: Knex, orgId: string, callerRole:
  * `callerRole` must already be an owner's or admin's unless the caller leaves; only an owner
  * removes an owner, and the last owner stays.
  */
-export async function removeOrgMemberAs(knex: Knex, workflows: Client, caller: { orgId: string; userId: string; role: OrgRole }, userId: string): Promise<void> {
+export async function removeOrgMemberAs(
+  knex: Knex,
+  workflows: Client,
+  caller: { orgId: string; userId: string; role: OrgRole },
+  userId: string,
+): Promise<void> {
   const target = await OrgMember.query(knex).findOne({ org_id: caller.orgId, user_id: userId });
   if (!target) throw problem('not_found', 'No such member');
   if (target.role === 'owner') {

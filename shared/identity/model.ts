@@ -50,7 +50,12 @@ export const orgMemberSchema = {
 export const customRoleSchema = {
   type: 'object',
   required: ['object', 'id', 'name', 'scopes'],
-  properties: { object: { const: 'role' }, id: { type: 'string' }, name: { type: 'string' }, scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } } },
+  properties: {
+    object: { const: 'role' },
+    id: { type: 'string' },
+    name: { type: 'string' },
+    scopes: { type: 'array', items: { type: 'string', enum: [...SCOPES] } },
+  },
 };
 
 export function customRoleDto(r: CustomRole) {

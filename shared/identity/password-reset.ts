@@ -28,7 +28,9 @@ export async function issueResetToken(
     return queueMail(trx, opts.secretsKey, {
       to: user.email,
       subject: 'Reset your password',
-      text: `Use this token within one hour to choose a new password:\n\n${token}\n\nPOST ${opts.publicUrl}/api/auth/reset-password {"token": "...", "newPassword": "..."}`,
+      text:
+        `Use this token within one hour to choose a new password:\n\n${token}\n\nPOST ${opts.publicUrl}/api/auth/reset-password {"token": ` +
+        `"...", "newPassword": "..."}`,
       expiresAt,
     });
   });
@@ -42,7 +44,10 @@ export async function invalidateResetTokens(knex: Knex, userId: string): Promise
 
 /** Call inside a transaction: the OAuth revocation failing leaves the password as it was (SPEC 5.4). */
 export async function setPassword(knex: Knex, userId: string, newPassword: string): Promise<void> {
-  const [user] = await User.query(knex).patch({ password_hash: await hashPassword(newPassword), updated_at: new Date() }).where({ id: userId }).returning('email');
+  const [user] = await User.query(knex)
+    .patch({ password_hash: await hashPassword(newPassword), updated_at: new Date() })
+    .where({ id: userId })
+    .returning('email');
   await invalidateResetTokens(knex, userId);
   if (user) await revokeAccountAuthorizations(knex, userId, user.email);
 }
@@ -50,7 +55,10 @@ export async function setPassword(knex: Knex, userId: string, newPassword: strin
 /** Consumes a reset token, sets the password and ends every session. */
 export async function redeemResetToken(knex: Knex, token: string, newPassword: string): Promise<void> {
   await knex.transaction(async (trx) => {
-    const row = await trx('password_resets').where({ token_hash: sha256Hex(token) }).forUpdate().first();
+    const row = await trx('password_resets')
+      .where({ token_hash: sha256Hex(token) })
+      .forUpdate()
+      .first();
     if (!row || row.used_at || row.expires_at.getTime() <= Date.now()) {
       throw problem('validation_failed', {
         detail: 'The reset token is invalid, used or expired',

@@ -9,11 +9,7 @@ export const SESSION_COOKIE = 'svc.session_token';
 export const SESSION_TTL_MS = 7 * 24 * 3600 * 1000;
 export const SESSION_EXTEND_EVERY_MS = 24 * 3600 * 1000;
 
-export async function createSession(
-  knex: Knex,
-  userId: string,
-  meta: { ip?: string; userAgent?: string },
-): Promise<{ token: string; session: Session }> {
+export async function createSession(knex: Knex, userId: string, meta: { ip?: string; userAgent?: string }): Promise<{ token: string; session: Session }> {
   const token = newToken();
   const now = new Date();
   const session = await Session.query(knex).insertAndFetch({

@@ -3,14 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import { ApiKey, CustomRole, OrgMember, Organization, Space, SpaceMember } from '../db/models.ts';
 import { newId } from '../ids.ts';
-import {
-  type OrgRole,
-  ORG_ROLE_SCOPES,
-  type Scope,
-  SPACE_ROLE_SCOPES,
-  type SpaceRole,
-  isScope,
-} from '../permissions.ts';
+import { type OrgRole, ORG_ROLE_SCOPES, type Scope, SPACE_ROLE_SCOPES, type SpaceRole, isScope } from '../permissions.ts';
 
 export async function orgRole(knex: Knex, orgId: string, userId: string): Promise<OrgRole | undefined> {
   const m = await OrgMember.query(knex).findOne({ org_id: orgId, user_id: userId });
@@ -38,12 +31,7 @@ export function customRoleScopes(role: CustomRole): Set<Scope> {
  * What a user holds in a space, or null for no role at all. Org owners and admins act as
  * `admin` in every shared space; a personal space belongs to its owner alone.
  */
-export async function spaceScopes(
-  knex: Knex,
-  userId: string,
-  space: Space,
-  role: OrgRole | undefined,
-): Promise<ReadonlySet<Scope> | null> {
+export async function spaceScopes(knex: Knex, userId: string, space: Space, role: OrgRole | undefined): Promise<ReadonlySet<Scope> | null> {
   if (!role) return null;
   if (space.kind === 'personal') return space.owner_user_id === userId ? SPACE_ROLE_SCOPES.admin : null;
   if (isOrgAdmin(role)) return SPACE_ROLE_SCOPES.admin;
@@ -66,11 +54,7 @@ async function ensurePersonalSpace(trx: Knex, orgId: string, userId: string): Pr
 }
 
 /** Creates an organization with its default space; the creator becomes owner. */
-export async function createOrganization(
-  knex: Knex,
-  name: string,
-  ownerUserId: string,
-): Promise<{ org: Organization; defaultSpace: Space }> {
+export async function createOrganization(knex: Knex, name: string, ownerUserId: string): Promise<{ org: Organization; defaultSpace: Space }> {
   return knex.transaction(async (trx) => {
     // The creator is kept: the instance model serves the organizations the instance owner created (shared/models/resolve.ts).
     const org = await Organization.query(trx).insertAndFetch({ id: randomUUID(), name, created_by_user_id: ownerUserId });
@@ -95,16 +79,12 @@ export async function addOrgMember(knex: Knex, orgId: string, userId: string, ro
 /** Removes a member: their API keys in the organization are revoked and their space roles end. */
 export async function removeOrgMember(knex: Knex, orgId: string, userId: string): Promise<{ revokedKeys: number }> {
   return knex.transaction(async (trx) => {
-    const revokedKeys = await ApiKey.query(trx)
-      .patch({ revoked_at: new Date() })
-      .where({ org_id: orgId, created_by: userId })
-      .whereNull('revoked_at');
+    const revokedKeys = await ApiKey.query(trx).patch({ revoked_at: new Date() }).where({ org_id: orgId, created_by: userId }).whereNull('revoked_at');
     await SpaceMember.query(trx).delete().where({ org_id: orgId, user_id: userId });
     await OrgMember.query(trx).delete().where({ org_id: orgId, user_id: userId });
     return { revokedKeys };
   });
 }
-
 
 export interface MemberOrganization {
   id: string;

@@ -84,7 +84,9 @@ export async function requestConnectLink(
  * end-user deleted since the link was made cannot be connected for through it).
  */
 export async function liveConnectSession(knex: Knex, token: string): Promise<ConnectSessionRow | undefined> {
-  const row = (await knex('connect_sessions').where({ token_hash: sha256Hex(token) }).first()) as ConnectSessionRow | undefined;
+  const row = (await knex('connect_sessions')
+    .where({ token_hash: sha256Hex(token) })
+    .first()) as ConnectSessionRow | undefined;
   if (!row || row.used_at || row.expires_at.getTime() <= Date.now()) return undefined;
   return (await ownerMayConnect(knex, row)) ? row : undefined;
 }

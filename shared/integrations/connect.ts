@@ -76,7 +76,10 @@ export async function connect(
     throw problem('invalid_request', { detail: `The auth "${req.auth.key}" connects through OAuth 2: use the hosted connect link`, param: 'auth_key' });
   }
   if (typeof req.credentials !== 'object' || req.credentials === null || Array.isArray(req.credentials)) {
-    throw problem('validation_failed', { detail: 'credentials must be an object', errors: [{ field: 'credentials', code: 'invalid_type', message: 'credentials must be an object' }] });
+    throw problem('validation_failed', {
+      detail: 'credentials must be an object',
+      errors: [{ field: 'credentials', code: 'invalid_type', message: 'credentials must be an object' }],
+    });
   }
   const fields = runInput(req.auth.credentialsSchema, req.credentials as Record<string, unknown>, { prefix: 'credentials' });
   if (req.connectionId) {

@@ -16,6 +16,12 @@ export interface ConnectionUpdateNotice {
 }
 
 export async function notifyConnectionUpdate(knex: Knex, row: Pick<ConnectionRow, 'id' | 'org_id' | 'space_id' | 'owner_type' | 'owner_id'>): Promise<void> {
-  const notice: ConnectionUpdateNotice = { connection_id: row.id, org_id: row.org_id, space_id: row.space_id, owner_type: row.owner_type, owner_id: row.owner_id };
+  const notice: ConnectionUpdateNotice = {
+    connection_id: row.id,
+    org_id: row.org_id,
+    space_id: row.space_id,
+    owner_type: row.owner_type,
+    owner_id: row.owner_id,
+  };
   await knex.raw('select pg_notify(?, ?)', [CONNECTION_UPDATES_CHANNEL, JSON.stringify(notice)]);
 }

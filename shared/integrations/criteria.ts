@@ -46,7 +46,14 @@ export function parseCondition(raw: string): Condition | undefined {
 function holds(c: Condition, a: LoginAnswer): boolean {
   switch (c.kind) {
     case 'status':
-      return { '==': a.status === c.value, '!=': a.status !== c.value, '<': a.status < c.value, '<=': a.status <= c.value, '>': a.status > c.value, '>=': a.status >= c.value }[c.op];
+      return {
+        '==': a.status === c.value,
+        '!=': a.status !== c.value,
+        '<': a.status < c.value,
+        '<=': a.status <= c.value,
+        '>': a.status > c.value,
+        '>=': a.status >= c.value,
+      }[c.op];
     case 'status_in':
       return c.values.includes(a.status);
     case 'header':

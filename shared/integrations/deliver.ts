@@ -117,7 +117,8 @@ export function refusedTarget(url: string, auth: IntegrationAuth, connection: Co
   }
   if (!matchesAuthorizedUri(url, grantedUris(connection))) {
     const version = connection.integration_version ? `version ${connection.integration_version}` : 'the draft';
-    return `${url} is outside the URLs this connection was granted (made under ${version} of the integration); its owner reconnects it to allow the current version's`;
+    return `${url} is outside the URLs this connection was granted (made under ${version} of the integration); its \
+owner reconnects it to allow the current version's`;
   }
   return undefined;
 }
@@ -148,7 +149,8 @@ export async function callWithCredential(
   const refused = refusedTarget(url, auth, connection, narrowerUris);
   if (refused) throw new DeliveryRefused('unauthorized_target', refused);
   const body = call.body === undefined ? undefined : Buffer.from(call.body);
-  if (body && body.length > limits.max_request_bytes) throw new DeliveryRefused('request_too_large', `The request body is over ${limits.max_request_bytes} bytes`);
+  if (body && body.length > limits.max_request_bytes)
+    throw new DeliveryRefused('request_too_large', `The request body is over ${limits.max_request_bytes} bytes`);
   const allowInternal = deliveryInternalHosts(auth, connection, config.egressAllowInternalHosts);
   try {
     await checkDestination(url, { allowInternalHosts: allowInternal });
@@ -178,7 +180,11 @@ export async function callWithCredential(
       bodyTimeout: DELIVERY_TIMEOUT_MS,
       signal,
     });
-    const raw = await readCapped(res.body, limits.max_response_bytes, () => new DeliveryRefused('response_too_large', `The target's answer is over ${limits.max_response_bytes} bytes`));
+    const raw = await readCapped(
+      res.body,
+      limits.max_response_bytes,
+      () => new DeliveryRefused('response_too_large', `The target's answer is over ${limits.max_response_bytes} bytes`),
+    );
     const answerHeaders: Record<string, string> = {};
     for (const [k, v] of Object.entries(res.headers)) {
       if (k === 'set-cookie' || v === undefined) continue;
@@ -186,7 +192,10 @@ export async function callWithCredential(
     }
     const encoding = (answerHeaders['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (encoding !== 'identity') {
-      throw new DeliveryRefused('response_withheld', `The target answered ${encoding}-encoded although asked for identity; it cannot be searched for echoed credentials`);
+      throw new DeliveryRefused(
+        'response_withheld',
+        `The target answered ${encoding}-encoded although asked for identity; it cannot be searched for echoed credentials`,
+      );
     }
     // Text is redacted; a binary body passes as it is unless it echoes a credential, then it is withheld.
     if (TEXTUAL.test(answerHeaders['content-type'] ?? 'text/plain')) {

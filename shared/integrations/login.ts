@@ -55,7 +55,11 @@ function cookiesOf(setCookie: string | string[] | undefined): Record<string, str
  * Sends the login and returns the outputs (output name -> value). Throws LoginRefused when
  * the target refuses it or the destination is not allowed.
  */
-export async function performLogin(config: Pick<Config, 'egressAllowInternalHosts' | 'extraCaCertsPath'>, auth: IntegrationAuth, fields: Record<string, unknown>): Promise<Record<string, string>> {
+export async function performLogin(
+  config: Pick<Config, 'egressAllowInternalHosts' | 'extraCaCertsPath'>,
+  auth: IntegrationAuth,
+  fields: Record<string, unknown>,
+): Promise<Record<string, string>> {
   const spec = auth.login!;
   let url: string;
   try {

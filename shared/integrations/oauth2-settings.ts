@@ -15,7 +15,15 @@ export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secre
 export type TokenEndpointAuthMethod = (typeof TOKEN_ENDPOINT_AUTH_METHODS)[number];
 
 /** Authorization request parameters the service sets itself: `authorization_params` may not name them. */
-export const AUTHORIZATION_PARAMS_RESERVED = ['response_type', 'client_id', 'redirect_uri', 'scope', 'state', 'code_challenge', 'code_challenge_method'] as const;
+export const AUTHORIZATION_PARAMS_RESERVED = [
+  'response_type',
+  'client_id',
+  'redirect_uri',
+  'scope',
+  'state',
+  'code_challenge',
+  'code_challenge_method',
+] as const;
 
 /** The provider of an auth with `type: 'oauth2'`, whichever shape described it. */
 export interface OAuth2Settings {

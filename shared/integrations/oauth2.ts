@@ -31,14 +31,26 @@ export async function putOAuthClient(
 ): Promise<{ created: boolean; updatedAt: Date }> {
   const sealed = encryptSecret(key, client.clientSecret);
   const [row] = await knex('integration_oauth_clients')
-    .insert({ org_id: where.orgId, integration_package_id: where.integrationId, auth_key: where.authKey, client_id: client.clientId, client_secret_sealed: sealed })
+    .insert({
+      org_id: where.orgId,
+      integration_package_id: where.integrationId,
+      auth_key: where.authKey,
+      client_id: client.clientId,
+      client_secret_sealed: sealed,
+    })
     .onConflict(['org_id', 'integration_package_id', 'auth_key'])
     .merge({ client_id: client.clientId, client_secret_sealed: sealed, updated_at: knex.fn.now() })
     .returning(['created_at', 'updated_at', knex.raw('(xmax = 0) as inserted')]);
   return { created: Boolean(row.inserted), updatedAt: row.updated_at };
 }
 
-export async function findOAuthClient(knex: Knex, key: Buffer | undefined, orgId: string, integrationId: string, authKey: string): Promise<OAuthClient | undefined> {
+export async function findOAuthClient(
+  knex: Knex,
+  key: Buffer | undefined,
+  orgId: string,
+  integrationId: string,
+  authKey: string,
+): Promise<OAuthClient | undefined> {
   const row = await knex('integration_oauth_clients').where({ org_id: orgId, integration_package_id: integrationId, auth_key: authKey }).first();
   return row ? { clientId: row.client_id, clientSecret: decryptSecret(key, row.client_secret_sealed) } : undefined;
 }
@@ -56,7 +68,12 @@ export function requestedScopes(settings: OAuth2Settings, extra: readonly string
  * The provider URL a hosted link redirects to, with the fresh `state` and PKCE verifier the
  * caller stores (state hashed, verifier sealed) with the link.
  */
-export function authorizationRequest(settings: OAuth2Settings, clientId: string, callback: string, scopes: string[]): { url: string; state: string; verifier?: string } {
+export function authorizationRequest(
+  settings: OAuth2Settings,
+  clientId: string,
+  callback: string,
+  scopes: string[],
+): { url: string; state: string; verifier?: string } {
   const state = randomBytes(32).toString('base64url');
   const url = new URL(settings.authorizationUrl);
   // The auth's own parameters first: those the service sets below always win (import refuses them anyway).

@@ -102,7 +102,15 @@ export async function integrationReadiness(
     if (!picked) {
       throw problem('not_found', {
         detail: `No connection ${chosen} of yours to ${integrationId} in this space`,
-        errors: [{ field: `connections.${integrationId}`, code: 'not_found', message: `No connection ${chosen} of yours to ${integrationId}`, connection_id: chosen, packageId: integrationId }],
+        errors: [
+          {
+            field: `connections.${integrationId}`,
+            code: 'not_found',
+            message: `No connection ${chosen} of yours to ${integrationId}`,
+            connection_id: chosen,
+            packageId: integrationId,
+          },
+        ],
       });
     }
   }
@@ -133,7 +141,12 @@ export async function integrationReadiness(
 }
 
 /** Every integration dependency of the manifest, in manifest order. */
-export async function agentReadiness(knex: Knex, scope: ReadinessScope, manifest: Record<string, any>, chosen: Record<string, string> = {}): Promise<IntegrationReadiness[]> {
+export async function agentReadiness(
+  knex: Knex,
+  scope: ReadinessScope,
+  manifest: Record<string, any>,
+  chosen: Record<string, string> = {},
+): Promise<IntegrationReadiness[]> {
   const deps = integrationDependencies(manifest);
   const unknown = Object.keys(chosen).filter((id) => !deps.includes(id));
   if (unknown.length > 0) {
@@ -163,12 +176,7 @@ const MESSAGES: Record<Exclude<ReadinessStatus, 'ready'>, (r: IntegrationReadine
  * hosted connect link for the auth (refreshing the connection to reconnect or widen in place);
  * without, `connect_url` and `expiresAt` are null.
  */
-export async function refusalError(
-  knex: Knex,
-  scope: ReadinessScope,
-  r: IntegrationReadiness,
-  publicUrl: string | null,
-): Promise<ProblemFieldError> {
+export async function refusalError(knex: Knex, scope: ReadinessScope, r: IntegrationReadiness, publicUrl: string | null): Promise<ProblemFieldError> {
   const connectable = r.auth_key !== null && r.available_auth_keys.includes(r.auth_key);
   const link =
     publicUrl && connectable
@@ -239,7 +247,10 @@ export async function requireConnections(knex: Knex, workflows: Client | null, c
     });
   }
   throw problem('connection_missing', {
-    detail: unready.length === 1 ? String(errors[0].message) : `${unready.length} integrations lack a usable connection: ${unready.map((r) => r.packageId).join(', ')}`,
+    detail:
+      unready.length === 1
+        ? String(errors[0].message)
+        : `${unready.length} integrations lack a usable connection: ${unready.map((r) => r.packageId).join(', ')}`,
     errors,
   });
 }

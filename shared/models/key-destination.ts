@@ -12,7 +12,8 @@ export function assertKeyFollowsDestination(
   stored: { provider: ModelProvider; base_url: string; api_key_enc: string | null },
 ): void {
   if (stored.api_key_enc === null || body.apiKey !== undefined) return;
-  const moved = (body.provider !== undefined && body.provider !== stored.provider) || (body.baseUrl !== undefined && body.baseUrl.replace(/\/$/, '') !== stored.base_url);
+  const moved =
+    (body.provider !== undefined && body.provider !== stored.provider) || (body.baseUrl !== undefined && body.baseUrl.replace(/\/$/, '') !== stored.base_url);
   if (!moved) return;
   const message = 'is required with a new provider or baseUrl: the stored key is never sent anywhere else';
   throw problem('validation_failed', { detail: `apiKey: ${message}`, errors: [{ field: 'apiKey', code: 'required', message }] });

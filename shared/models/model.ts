@@ -8,7 +8,22 @@ import type { CredentialRow, ModelRow } from './resolve.ts';
 
 export const modelSchema = {
   type: 'object',
-  required: ['object', 'id', 'name', 'provider', 'baseUrl', 'model', 'hasApiKey', 'credentialId', 'proxyId', 'isDefault', 'inputCostPerMTok', 'outputCostPerMTok', 'createdAt', 'updatedAt'],
+  required: [
+    'object',
+    'id',
+    'name',
+    'provider',
+    'baseUrl',
+    'model',
+    'hasApiKey',
+    'credentialId',
+    'proxyId',
+    'isDefault',
+    'inputCostPerMTok',
+    'outputCostPerMTok',
+    'createdAt',
+    'updatedAt',
+  ],
   additionalProperties: false,
   properties: {
     object: { const: 'model' },
@@ -127,8 +142,8 @@ export function testResultSchema(object: string, extra: Record<string, unknown> 
       object: { const: object },
       ok: { type: 'boolean' },
       latencyMs: { type: 'integer', description: 'Time until the answer (or the failure)' },
-      status: { type: ['integer', 'null'], description: "The HTTP status answered; null when nothing answered" },
-      error: { type: ['string', 'null'], description: "Why the test failed, naming the answer (secrets redacted); null when ok" },
+      status: { type: ['integer', 'null'], description: 'The HTTP status answered; null when nothing answered' },
+      error: { type: ['string', 'null'], description: 'Why the test failed, naming the answer (secrets redacted); null when ok' },
       ...extra,
     },
   };

@@ -139,12 +139,21 @@ export function testCompletion(dispatcher: Dispatcher, target: ProviderTarget, m
     target.provider === 'anthropic'
       ? [`${base}/v1/messages`, { model, max_tokens: 1, messages }]
       : [`${base}/chat/completions`, { model, max_tokens: 1, messages }];
-  return callProvider(dispatcher, url, { method: 'POST', headers: providerHeaders(target.provider, target.apiKey), body, secrets: target.apiKey ? [target.apiKey] : [] });
+  return callProvider(dispatcher, url, {
+    method: 'POST',
+    headers: providerHeaders(target.provider, target.apiKey),
+    body,
+    secrets: target.apiKey ? [target.apiKey] : [],
+  });
 }
 
 /** The provider's models endpoint: `GET /models` (OpenAI-compatible) or `GET /v1/models` (Anthropic). */
 export function listModels(dispatcher: Dispatcher, target: ProviderTarget): Promise<CallResult> {
   const base = target.baseUrl.replace(/\/+$/, '');
   const url = target.provider === 'anthropic' ? `${base}/v1/models` : `${base}/models`;
-  return callProvider(dispatcher, url, { method: 'GET', headers: providerHeaders(target.provider, target.apiKey), secrets: target.apiKey ? [target.apiKey] : [] });
+  return callProvider(dispatcher, url, {
+    method: 'GET',
+    headers: providerHeaders(target.provider, target.apiKey),
+    secrets: target.apiKey ? [target.apiKey] : [],
+  });
 }

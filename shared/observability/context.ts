@@ -1,7 +1,18 @@
 // The trace context of this process (see tracing.ts): the AsyncLocalStorage context manager and
 // the W3C trace-context + baggage propagator, set once and inert without a tracer, and the
 // request and run ids that travel as baggage. Kept apart from the SDK so logging stays light.
-import { type Attributes, type Context, context, isSpanContextValid, propagation, type Span, SpanKind, SpanStatusCode, type Tracer, trace } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type Context,
+  context,
+  isSpanContextValid,
+  propagation,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  type Tracer,
+  trace,
+} from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 
@@ -46,7 +57,13 @@ export function logContext(): Record<string, string> {
 }
 
 /** Runs `fn` in a span of `tracer` under `parent` (default: the active context), ending it with `fn`'s outcome. */
-export async function inSpan<T>(tracer: Tracer, name: string, attributes: Attributes, fn: (span: Span) => Promise<T>, parent: Context = context.active()): Promise<T> {
+export async function inSpan<T>(
+  tracer: Tracer,
+  name: string,
+  attributes: Attributes,
+  fn: (span: Span) => Promise<T>,
+  parent: Context = context.active(),
+): Promise<T> {
   const span = tracer.startSpan(name, { kind: SpanKind.INTERNAL, attributes }, parent);
   try {
     return await context.with(trace.setSpan(parent, span), () => fn(span));

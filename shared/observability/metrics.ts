@@ -135,7 +135,9 @@ export const METRICS_REFUSALS = {
     status: 403,
     code: 'forbidden',
     title: 'Forbidden',
-    detail: 'Without METRICS_TOKEN, GET /metrics answers only requests from this machine (a loopback address, not relayed by a proxy); set METRICS_TOKEN to scrape it from elsewhere',
+    detail:
+      'Without METRICS_TOKEN, GET /metrics answers only requests from this machine (a loopback address, not relayed by a proxy); ' +
+      'set METRICS_TOKEN to scrape it from elsewhere',
   },
 } as const;
 

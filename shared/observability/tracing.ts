@@ -25,7 +25,6 @@ const require = createRequire(import.meta.url);
 
 export { inSpan, installTraceContext, logContext, REQUEST_ID, RUN_ID, withRunId } from './context.ts';
 
-
 export interface Tracing {
   /** False: the no-op tracer, no Temporal interceptors, no workflow span sink. */
   readonly enabled: boolean;
@@ -42,7 +41,6 @@ export const NO_TRACING: Tracing = {
   tracer: trace.getTracer('noop'), // the API's no-op until a global provider is set, which we never do
   shutdown: async () => {},
 };
-
 
 /** Copies `request.id` and `run.id` baggage onto every span as it starts (and onto workflow spans as they end). */
 class BaggageAttributes implements SpanProcessor {

@@ -52,7 +52,9 @@ export function postgresAdapter(knex: Knex, secretsKey: Buffer | undefined) {
     }
 
     async consume(id: string): Promise<void> {
-      await knex('oidc_payloads').where({ model: this.model, id: sha256Hex(id) }).update({ consumed_at: new Date() });
+      await knex('oidc_payloads')
+        .where({ model: this.model, id: sha256Hex(id) })
+        .update({ consumed_at: new Date() });
     }
 
     async destroy(id: string): Promise<void> {
@@ -60,7 +62,9 @@ export function postgresAdapter(knex: Knex, secretsKey: Buffer | undefined) {
         await knex('oauth_clients').where({ client_id: id }).whereNull('created_by').del();
         return;
       }
-      await knex('oidc_payloads').where({ model: this.model, id: sha256Hex(id) }).del();
+      await knex('oidc_payloads')
+        .where({ model: this.model, id: sha256Hex(id) })
+        .del();
     }
 
     async revokeByGrantId(grantId: string): Promise<void> {

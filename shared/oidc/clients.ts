@@ -62,7 +62,9 @@ export function clientMetadata(row: OAuthClientRow, secretsKey: Buffer | undefin
     client_name: row.name,
     redirect_uris: redirects,
     scope: [...OIDC_SCOPES, ...row.scopes].join(' '),
-    ...(secret ? { client_secret: secret, token_endpoint_auth_method: extra.token_endpoint_auth_method ?? 'client_secret_basic' } : { token_endpoint_auth_method: 'none' }),
+    ...(secret
+      ? { client_secret: secret, token_endpoint_auth_method: extra.token_endpoint_auth_method ?? 'client_secret_basic' }
+      : { token_endpoint_auth_method: 'none' }),
     level: row.level,
     org_id: row.org_id,
     space_id: row.space_id,

@@ -8,7 +8,9 @@ import { normalizeEmail } from '../identity/users.ts';
 /** Runs inside the password change's transaction: if it fails, the password does not change. */
 export async function revokeAccountAuthorizations(trx: Knex, userId: string, email: string): Promise<number> {
   try {
-    const endUsers = trx('end_users').where({ external_id: normalizeEmail(email) }).select('id');
+    const endUsers = trx('end_users')
+      .where({ external_id: normalizeEmail(email) })
+      .select('id');
     return await trx('oidc_payloads').where('account_id', userId).orWhereIn('account_id', endUsers).del();
   } catch (err) {
     throw problem('credential_change_revocation_failed', {

@@ -42,7 +42,7 @@ export function splitBundle(files: FileMap): BundledPackage[] {
     pkg[path.slice(slash + 1)] = file;
   }
   if (folders.size === 0) {
-    throw problem('invalid_archive', 'The bundle holds no package: put each package in its own top-level folder, with its manifest.json at the folder\'s root');
+    throw problem('invalid_archive', "The bundle holds no package: put each package in its own top-level folder, with its manifest.json at the folder's root");
   }
   const out: BundledPackage[] = [];
   const byName = new Map<string, string>();
@@ -57,7 +57,10 @@ export function splitBundle(files: FileMap): BundledPackage[] {
     const twin = byName.get(manifest.name);
     if (twin) {
       const message = `${manifest.name} appears twice in the bundle, in "${twin}/" and "${folder}/"`;
-      throw problem('validation_failed', { detail: message, errors: [{ field: `${folder}/manifest.name`, code: 'duplicate', message, packageId: manifest.name }] });
+      throw problem('validation_failed', {
+        detail: message,
+        errors: [{ field: `${folder}/manifest.name`, code: 'duplicate', message, packageId: manifest.name }],
+      });
     }
     byName.set(manifest.name, folder);
     out.push({ folder, files: pkgFiles, manifest });
@@ -104,7 +107,12 @@ export function importOrder(pkgs: BundledPackage[]): BundledPackage[] {
     const ready = pkgs.filter((p) => !done.has(p) && [...needs.get(p)!].every((d) => done.has(d)));
     if (ready.length === 0) {
       const stuck = pkgs.filter((p) => !done.has(p));
-      refuse(stuck[0], 'manifest.dependencies', 'dependency_cycle', `the bundle's dependencies form a cycle among ${stuck.map((p) => p.manifest.name).join(', ')}`);
+      refuse(
+        stuck[0],
+        'manifest.dependencies',
+        'dependency_cycle',
+        `the bundle's dependencies form a cycle among ${stuck.map((p) => p.manifest.name).join(', ')}`,
+      );
     }
     for (const p of ready) {
       ordered.push(p);

@@ -16,10 +16,7 @@ function withoutManifestFile(files: FileMap): FileMap {
 /** True when the draft differs from `latest` (or when nothing is published yet). */
 export function hasUnarchivedChanges(pkg: PackageRow, latest: PackageVersionRow | undefined): boolean {
   if (!latest) return true;
-  return (
-    !isDeepStrictEqual(pkg.draft_manifest, latest.manifest) ||
-    !isDeepStrictEqual(withoutManifestFile(pkg.draft_files), withoutManifestFile(latest.files))
-  );
+  return !isDeepStrictEqual(pkg.draft_manifest, latest.manifest) || !isDeepStrictEqual(withoutManifestFile(pkg.draft_files), withoutManifestFile(latest.files));
 }
 
 /**

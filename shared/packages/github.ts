@@ -64,7 +64,10 @@ async function egressGet(config: GithubConfig, url: string, accept: string, maxB
   } catch (err) {
     if ((err as { code?: string }).code === 'archive_too_large') throw err;
     const cause = (err as { cause?: Error }).cause;
-    const reason = err instanceof EgressError || cause instanceof EgressError ? `refused by the egress policy (${(cause ?? err as Error).message})` : (err as Error).message;
+    const reason =
+      err instanceof EgressError || cause instanceof EgressError
+        ? `refused by the egress policy (${(cause ?? (err as Error)).message})`
+        : (err as Error).message;
     throw unreachable(`${new URL(url).origin} could not be reached`, reason);
   } finally {
     await dispatcher.close().catch(() => undefined);
@@ -92,7 +95,14 @@ async function missing(config: GithubConfig, src: GithubSource): Promise<Error> 
     return problem('not_found', { detail: message, param: 'ref', errors: [{ field: 'ref', code: 'not_found', message }] });
   }
   const message = `GitHub has no archive of ${src.repo} at ${src.ref}: the repository or the ref does not exist (or the repository is private)`;
-  return problem('not_found', { detail: message, param: 'repo', errors: [{ field: 'repo', code: 'not_found', message }, { field: 'ref', code: 'not_found', message }] });
+  return problem('not_found', {
+    detail: message,
+    param: 'repo',
+    errors: [
+      { field: 'repo', code: 'not_found', message },
+      { field: 'ref', code: 'not_found', message },
+    ],
+  });
 }
 
 /**

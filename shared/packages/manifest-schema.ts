@@ -24,7 +24,8 @@ const SCHEMA_VERSION = /^(0|[1-9]\d*)\.(0|[1-9]\d*)(\.(0|[1-9]\d*))?$/;
 export const PACKAGE_NAME_PATTERN = '^@[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$';
 /** semver.org's reference expression. */
 export const SEMVER_PATTERN =
-  '^(0|[1-9]\\d*)\\.(0|[1-9]\\d*)\\.(0|[1-9]\\d*)(?:-((?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\\.(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\\+([0-9a-zA-Z-]+(?:\\.[0-9a-zA-Z-]+)*))?$';
+  '^(0|[1-9]\\d*)\\.(0|[1-9]\\d*)\\.(0|[1-9]\\d*)(?:-((?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\\.(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?' +
+  '(?:\\+([0-9a-zA-Z-]+(?:\\.[0-9a-zA-Z-]+)*))?$';
 
 const str = { type: 'string' } as const;
 const strings = { type: 'array', items: str } as const;
@@ -248,7 +249,9 @@ function extraChecks(type: PackageType, m: Record<string, any>): ProblemFieldErr
           errors.push({
             field,
             code: 'invalid_format',
-            message: `${field} is not a condition: use $statusCode <op> <int>, $statusCode in [...], $header.<name> exists, $cookie.<name> exists or $body contains "<text>"`,
+            message:
+              `${field} is not a condition: use $statusCode <op> <int>, $statusCode in [...], $header.<name> exists, $cookie.<name> exists ` +
+              `or $body contains "<text>"`,
           });
         }
       });
@@ -304,7 +307,9 @@ export function validateManifest(manifest: unknown, expectedType?: PackageType):
   const type = m.type as PackageType;
   if (!PACKAGE_TYPES.includes(type) || (expectedType && type !== expectedType)) {
     const allowed = expectedType ? [expectedType] : PACKAGE_TYPES;
-    fail([{ field: 'manifest.type', code: m.type === undefined ? 'required' : 'invalid_value', message: `manifest.type must be one of ${JSON.stringify(allowed)}` }]);
+    fail([
+      { field: 'manifest.type', code: m.type === undefined ? 'required' : 'invalid_value', message: `manifest.type must be one of ${JSON.stringify(allowed)}` },
+    ]);
   }
   const unsupported = unsupportedSchemaVersion(m.schema_version);
   if (unsupported) fail([unsupported]);

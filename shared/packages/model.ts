@@ -48,9 +48,25 @@ export const agentSchema = {
     dependencies: {
       type: 'object',
       properties: {
-        skills: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, version: nullableString, range: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' }, home_writable: { type: 'boolean' } } } },
+        skills: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              id: { type: 'string' },
+              version: nullableString,
+              range: { type: 'string' },
+              name: { type: 'string' },
+              description: { type: 'string' },
+              home_writable: { type: 'boolean' },
+            },
+          },
+        },
         mcp_servers: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, version: nullableString } } },
-        integrations: { type: 'array', items: { type: 'object', properties: { id: { type: 'string' }, version: nullableString, tools: { type: 'array' }, scopes: { type: 'array' } } } },
+        integrations: {
+          type: 'array',
+          items: { type: 'object', properties: { id: { type: 'string' }, version: nullableString, tools: { type: 'array' }, scopes: { type: 'array' } } },
+        },
       },
     },
     last_run: {
@@ -96,4 +112,3 @@ export const packageSchema = {
 };
 
 export const anyPackageSchema = { oneOf: [agentSchema, packageSchema] };
-

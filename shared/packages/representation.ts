@@ -69,16 +69,27 @@ function integrationDependencies(m: Record<string, any>) {
   const deps: Record<string, string> = m.dependencies?.integrations ?? {};
   const config: Record<string, { tools?: string[]; scopes?: string[]; auth_key?: string }> = m.integrations_configuration ?? {};
   const ids = [...new Set([...Object.keys(deps), ...Object.keys(config)])];
-  return ids.map((id) => ({ id, version: deps[id] ?? null, tools: config[id]?.tools ?? [], scopes: config[id]?.scopes ?? [], auth_key: config[id]?.auth_key ?? null }));
+  return ids.map((id) => ({
+    id,
+    version: deps[id] ?? null,
+    tools: config[id]?.tools ?? [],
+    scopes: config[id]?.scopes ?? [],
+    auth_key: config[id]?.auth_key ?? null,
+  }));
 }
 
 async function runsOf(v: ViewContext, pkg: PackageRow) {
-  const last = await v.knex('runs')
+  const last = await v
+    .knex('runs')
     .select('id', 'status', 'started_at', 'finished_at')
     .where({ org_id: v.orgId, space_id: v.spaceId, package_id: pkg.id })
     .orderBy('created_at', 'desc')
     .first();
-  const running = await v.knex('runs').where({ org_id: v.orgId, package_id: pkg.id }).whereIn('status', ['pending', 'running']).count<{ n: string }[]>({ n: '*' });
+  const running = await v
+    .knex('runs')
+    .where({ org_id: v.orgId, package_id: pkg.id })
+    .whereIn('status', ['pending', 'running'])
+    .count<{ n: string }[]>({ n: '*' });
   const duration = last?.started_at && last?.finished_at ? new Date(last.finished_at).getTime() - new Date(last.started_at).getTime() : null;
   return {
     last_run: last ? { id: last.id, status: last.status, started_at: iso(last.started_at), duration } : null,

@@ -70,7 +70,9 @@ export async function resolveSkills(knex: Knex, orgId: string, deps: Record<stri
     if (!pkg || !version) {
       throw problem('dependency_unresolved', {
         detail: `Skill ${id} has no published version matching ${range}`,
-        errors: [{ field: `manifest.dependencies.skills.${id}`, code: 'dependency_unresolved', message: `No version of ${id} matches ${range}`, packageId: id }],
+        errors: [
+          { field: `manifest.dependencies.skills.${id}`, code: 'dependency_unresolved', message: `No version of ${id} matches ${range}`, packageId: id },
+        ],
       });
     }
     out.push({
@@ -93,13 +95,17 @@ export async function resolveMcpServers(knex: Knex, orgId: string, deps: Record<
   for (const [id, range] of Object.entries(deps ?? {})) {
     const parts = splitName(id);
     const pkg = parts
-      ? ((await knex('packages').where({ org_id: orgId, scope: parts.scope, name: parts.name, type: 'mcp-server', ephemeral: false }).first()) as PackageRow | undefined)
+      ? ((await knex('packages').where({ org_id: orgId, scope: parts.scope, name: parts.name, type: 'mcp-server', ephemeral: false }).first()) as
+          | PackageRow
+          | undefined)
       : undefined;
     const version = pkg ? await findVersion(knex, pkg.id, range) : undefined;
     if (!pkg || !version) {
       throw problem('dependency_unresolved', {
         detail: `MCP server ${id} has no published version matching ${range}`,
-        errors: [{ field: `manifest.dependencies.mcp_servers.${id}`, code: 'dependency_unresolved', message: `No version of ${id} matches ${range}`, packageId: id }],
+        errors: [
+          { field: `manifest.dependencies.mcp_servers.${id}`, code: 'dependency_unresolved', message: `No version of ${id} matches ${range}`, packageId: id },
+        ],
       });
     }
     const remote = version.manifest.remote;
@@ -141,7 +147,10 @@ export interface ReadAlongside {
   read(value: string | number): void;
 }
 
-/** Latest published version when `version` is omitted; exact version, dist-tag `latest`, or semver range otherwise. Returns undefined when the agent is not visible from spaceId or has no matching version. */
+/**
+ * Latest published version when `version` is omitted; exact version, dist-tag `latest`, or semver range otherwise. Returns
+ * undefined when the agent is not visible from spaceId or has no matching version.
+ */
 export async function resolveAgent(
   knex: Knex,
   orgId: string,

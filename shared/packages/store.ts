@@ -27,7 +27,11 @@ export async function findVersion(knex: Knex, packageId: string, selector?: stri
 export async function versionOrFail(knex: Knex, pkg: PackageRow, selector: string, where: 'path' | 'query' = 'path'): Promise<PackageVersionRow> {
   if (!isVersionSelector(selector)) {
     const message = 'version must be an exact version, latest, or a semver range';
-    throw problem('validation_failed', { detail: message, param: where === 'query' ? 'version' : undefined, errors: [{ field: 'version', code: 'invalid_format', message }] });
+    throw problem('validation_failed', {
+      detail: message,
+      param: where === 'query' ? 'version' : undefined,
+      errors: [{ field: 'version', code: 'invalid_format', message }],
+    });
   }
   const version = await findVersion(knex, pkg.id, selector);
   if (!version) throw problem('not_found', `${fullName(pkg)} has no published version matching ${selector}`);
@@ -43,7 +47,9 @@ export async function latestVersion(knex: Knex, packageId: string): Promise<Pack
 export async function findOrgSkill(knex: Knex, orgId: string, id: string): Promise<PackageRow | undefined> {
   const parts = splitName(id);
   if (!parts) return undefined;
-  return (await knex('packages').where({ org_id: orgId, scope: parts.scope, name: parts.name, type: 'skill', ephemeral: false }).first()) as PackageRow | undefined;
+  return (await knex('packages').where({ org_id: orgId, scope: parts.scope, name: parts.name, type: 'skill', ephemeral: false }).first()) as
+    | PackageRow
+    | undefined;
 }
 
 /**

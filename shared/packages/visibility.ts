@@ -23,9 +23,7 @@ export function visiblePackagesQuery(knex: Knex, orgId: string, spaceId: string)
     .where('packages.org_id', orgId)
     .where('packages.ephemeral', false)
     .where((w) =>
-      w
-        .where('packages.home_space_id', spaceId)
-        .orWhereIn('packages.home_space_id', knex('spaces').select('id').where({ org_id: orgId, kind: 'default' })),
+      w.where('packages.home_space_id', spaceId).orWhereIn('packages.home_space_id', knex('spaces').select('id').where({ org_id: orgId, kind: 'default' })),
     );
 }
 

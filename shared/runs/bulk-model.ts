@@ -11,7 +11,9 @@ export const bulkFilterSchema: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   minProperties: 1,
-  description: `Runs the job covers: all criteria must hold. At least one is required. Without \`ids\` at most ${BULK_MAX_RUNS} runs (oldest first; \`truncated\` says when more matched).`,
+  description:
+    `Runs the job covers: all criteria must hold. At least one is required. Without \`ids\` at most ${BULK_MAX_RUNS} runs (oldest ` +
+    `first; \`truncated\` says when more matched).`,
   properties: {
     status: { oneOf: [statusEnum, { type: 'array', minItems: 1, uniqueItems: true, items: statusEnum }] },
     packageId: { type: 'string', pattern: '^@[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$', description: "The agent, '@scope/name'" },
@@ -32,7 +34,24 @@ const counter = { type: 'integer', minimum: 0 } as const;
 
 export const bulkJobSchema: JsonSchema = {
   type: 'object',
-  required: ['object', 'id', 'kind', 'status', 'filter', 'spaceId', 'total', 'truncated', 'processed', 'succeeded', 'failed', 'skipped', 'failures', 'createdAt', 'startedAt', 'finishedAt'],
+  required: [
+    'object',
+    'id',
+    'kind',
+    'status',
+    'filter',
+    'spaceId',
+    'total',
+    'truncated',
+    'processed',
+    'succeeded',
+    'failed',
+    'skipped',
+    'failures',
+    'createdAt',
+    'startedAt',
+    'finishedAt',
+  ],
   properties: {
     object: { const: 'bulk_job' },
     id: { type: 'string', pattern: '^bulk_' },
@@ -49,7 +68,11 @@ export const bulkJobSchema: JsonSchema = {
     failures: {
       type: 'array',
       description: 'The first 20 failed runs, with the problem code',
-      items: { type: 'object', required: ['runId', 'code', 'detail'], properties: { runId: { type: 'string' }, code: { type: 'string' }, detail: { type: 'string' } } },
+      items: {
+        type: 'object',
+        required: ['runId', 'code', 'detail'],
+        properties: { runId: { type: 'string' }, code: { type: 'string' }, detail: { type: 'string' } },
+      },
     },
     createdAt: dateTime,
     startedAt: { type: ['string', 'null'], format: 'date-time' },

@@ -87,7 +87,11 @@ export interface BulkFailure {
 export const BULK_FAILURES_SHOWN = 20;
 
 export async function bulkFailures(knex: Knex, jobId: string): Promise<BulkFailure[]> {
-  const rows = await knex('bulk_job_items').where({ job_id: jobId, status: 'failed' }).orderBy('seq').limit(BULK_FAILURES_SHOWN).select('run_id', 'code', 'detail');
+  const rows = await knex('bulk_job_items')
+    .where({ job_id: jobId, status: 'failed' })
+    .orderBy('seq')
+    .limit(BULK_FAILURES_SHOWN)
+    .select('run_id', 'code', 'detail');
   return rows.map((r) => ({ runId: r.run_id, code: r.code, detail: r.detail }));
 }
 

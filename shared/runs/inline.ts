@@ -55,7 +55,13 @@ function inlineLimitErrors(limits: InlineRunLimits, body: InlineRunBody): Proble
   const m = body.manifest;
   const skills = countOf(isObject(m.dependencies) ? m.dependencies.skills : undefined);
   if (skills > limits.max_skills) {
-    errors.push(exceeded('manifest.dependencies.skills', 'max_skills', `manifest.dependencies.skills has ${skills} entries; INLINE_RUN_LIMITS.max_skills is ${limits.max_skills}`));
+    errors.push(
+      exceeded(
+        'manifest.dependencies.skills',
+        'max_skills',
+        `manifest.dependencies.skills has ${skills} entries; INLINE_RUN_LIMITS.max_skills is ${limits.max_skills}`,
+      ),
+    );
   }
   const integrations = Object.entries(isObject(m.integrations_configuration) ? m.integrations_configuration : {}).filter(
     (e): e is [string, Record<string, unknown>] => isObject(e[1]),
@@ -63,7 +69,11 @@ function inlineLimitErrors(limits: InlineRunLimits, body: InlineRunBody): Proble
   const tools = countOf(m.runtime_tools) + integrations.reduce((n, [, c]) => n + countOf(c.tools), 0);
   if (tools > limits.max_tools) {
     errors.push(
-      exceeded('manifest', 'max_tools', `manifest declares ${tools} tools (runtime_tools and integrations_configuration.*.tools); INLINE_RUN_LIMITS.max_tools is ${limits.max_tools}`),
+      exceeded(
+        'manifest',
+        'max_tools',
+        `manifest declares ${tools} tools (runtime_tools and integrations_configuration.*.tools); INLINE_RUN_LIMITS.max_tools is ${limits.max_tools}`,
+      ),
     );
   }
   for (const [id, c] of integrations) {
@@ -71,13 +81,19 @@ function inlineLimitErrors(limits: InlineRunLimits, body: InlineRunBody): Proble
     const field = `manifest.integrations_configuration.${id}.authorized_uris`;
     if (c.authorized_uris.length > limits.max_authorized_uris) {
       errors.push(
-        exceeded(field, 'max_authorized_uris', `${field} has ${c.authorized_uris.length} entries; INLINE_RUN_LIMITS.max_authorized_uris is ${limits.max_authorized_uris}`),
+        exceeded(
+          field,
+          'max_authorized_uris',
+          `${field} has ${c.authorized_uris.length} entries; INLINE_RUN_LIMITS.max_authorized_uris is ${limits.max_authorized_uris}`,
+        ),
       );
     }
     if (limits.wildcard_uri_allowed) continue;
     c.authorized_uris.forEach((uri, i) => {
       if (typeof uri === 'string' && uri.includes('*')) {
-        errors.push(exceeded(`${field}.${i}`, 'wildcard_uri_allowed', `${field}.${i} ("${uri}") has a wildcard; INLINE_RUN_LIMITS.wildcard_uri_allowed is false`));
+        errors.push(
+          exceeded(`${field}.${i}`, 'wildcard_uri_allowed', `${field}.${i} ("${uri}") has a wildcard; INLINE_RUN_LIMITS.wildcard_uri_allowed is false`),
+        );
       }
     });
   }

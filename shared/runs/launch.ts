@@ -62,19 +62,24 @@ export async function admitRun(knex: Knex, limits: PlatformRunLimits, req: Launc
     schedule_id: req.scheduleId ?? null,
     connections: req.connections ?? {},
     timeout_seconds: effectiveTimeoutSeconds(req.agent.timeoutSeconds, limits.timeout_ceiling_seconds),
-    ...(req.remote ? { executor: 'remote', sandbox_mode: 'remote', sink_secret_hash: req.remote.sinkSecretHash, sink_expires_at: req.remote.sinkExpiresAt } : {}),
+    ...(req.remote
+      ? { executor: 'remote', sandbox_mode: 'remote', sink_secret_hash: req.remote.sinkSecretHash, sink_expires_at: req.remote.sinkExpiresAt }
+      : {}),
   };
   // Announced on commit: realtime streams show the new run while it is still pending.
   const event = runEventPayload({ kind: 'status', runId: id, orgId: req.orgId, spaceId: req.spaceId, status: 'pending' });
   let run: RunRow;
   try {
-    const { rows } = await prepared('admit-run', knex.raw<{ rows: RunRow[] }>('select * from admit_run(?, ?, ?::jsonb, ?, ?)', [
-      limits.per_org_global_rate_per_min,
-      limits.max_concurrent_per_org,
-      JSON.stringify(row),
-      RUN_EVENTS_CHANNEL,
-      event,
-    ]));
+    const { rows } = await prepared(
+      'admit-run',
+      knex.raw<{ rows: RunRow[] }>('select * from admit_run(?, ?, ?::jsonb, ?, ?)', [
+        limits.per_org_global_rate_per_min,
+        limits.max_concurrent_per_org,
+        JSON.stringify(row),
+        RUN_EVENTS_CHANNEL,
+        event,
+      ]),
+    );
     run = rows[0];
   } catch (err) {
     throw refusal(err, limits);
@@ -139,4 +144,3 @@ export async function ensureRunWorkflow(knex: Knex, workflows: Client, run: RunR
   const agent = await agentForRun(knex, run);
   if (agent) await startRunWorkflow(knex, workflows, run, agent);
 }
-

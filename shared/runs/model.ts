@@ -116,10 +116,15 @@ export const runSchema = {
     finishedAt: { type: ['string', 'null'], format: 'date-time' },
     duration: {
       type: ['integer', 'null'],
-      description: 'Milliseconds from startedAt to finishedAt. null until the run finishes, and for a run that never started (startedAt null, e.g. cancelled while pending).',
+      description:
+        'Milliseconds from startedAt to finishedAt. null until the run finishes, and for a run that never started (startedAt null, ' +
+        'e.g. cancelled while pending).',
     },
     timeoutSeconds: { type: 'integer' },
-    sandboxMode: { type: ['string', 'null'], description: 'How the run was isolated: bwrap+cgroup-v1|bwrap+cgroup-v2|bwrap|process, or `remote` (executed by a runner outside the service)' },
+    sandboxMode: {
+      type: ['string', 'null'],
+      description: 'How the run was isolated: bwrap+cgroup-v1|bwrap+cgroup-v2|bwrap|process, or `remote` (executed by a runner outside the service)',
+    },
     sinkExpiresAt: { type: ['string', 'null'], format: 'date-time', description: 'Remote runs: when the sink stops accepting reports unless extended' },
     usage: {
       type: 'object',

@@ -82,7 +82,10 @@ export async function applySinkEvents(knex: Knex, workflows: Client, run: RunRow
   const final = events.findIndex((e) => e.type === 'result' || e.type === 'failure');
   if (final !== -1 && final !== events.length - 1) {
     const field = `events.${final}`;
-    throw problem('validation_failed', { detail: `${field}: a final report must be the last event`, errors: [{ field, code: 'invalid_value', message: 'a final report must be the last event' }] });
+    throw problem('validation_failed', {
+      detail: `${field}: a final report must be the last event`,
+      errors: [{ field, code: 'invalid_value', message: 'a final report must be the last event' }],
+    });
   }
   assertSinkOpen(run);
   let status: string = run.status;
@@ -91,12 +94,15 @@ export async function applySinkEvents(knex: Knex, workflows: Client, run: RunRow
   for (const e of events) {
     if (e.type === 'log') await appendRunLog(knex, run.id, { level: e.level, type: 'runner', message: e.message, data: e.data });
     else if (e.type === 'metric') {
-      await knex('runs').where({ id: run.id }).update({ usage: JSON.stringify(e.usage) });
+      await knex('runs')
+        .where({ id: run.id })
+        .update({ usage: JSON.stringify(e.usage) });
       await notifyRunEvent(knex, { kind: 'usage', runId: run.id, orgId: run.org_id, spaceId: run.space_id });
     } else if (e.type === 'result' || e.type === 'failure') {
       // A large output is kept in the database and the update carries its reference: a result
       // may reach the API's body limit, and a payload over 2 MB fails the update.
-      const report: RemoteReport = e.type === 'result' ? { status: 'success', ...(await carryOutput(knex, run.id, e.output)) } : { status: 'failed', error: e.error };
+      const report: RemoteReport =
+        e.type === 'result' ? { status: 'success', ...(await carryOutput(knex, run.id, e.output)) } : { status: 'failed', error: e.error };
       status = await update(workflows, run.id, (h) => h.executeUpdate(finishRemoteRun, { args: [report] }));
     }
   }

@@ -43,14 +43,25 @@ export async function runStats(knex: Knex, audience: RunAudience, o: { from: Dat
   const bucketSql = 'floor(extract(epoch from (r.created_at - ?::timestamptz)) * 1000 / ?)::int';
   const [grouped, [overall]] = await Promise.all([
     inPeriod()
-      .select(knex.raw(`${bucketSql} as bucket`, [origin, o.bucketMs]), 'r.status', knex.raw('count(*)::int as n'), knex.raw("coalesce(sum((r.usage->>'costUsd')::float8), 0) as cost"))
+      .select(
+        knex.raw(`${bucketSql} as bucket`, [origin, o.bucketMs]),
+        'r.status',
+        knex.raw('count(*)::int as n'),
+        knex.raw("coalesce(sum((r.usage->>'costUsd')::float8), 0) as cost"),
+      )
       // By position: the same expression bound twice is two expressions to Postgres.
       .groupByRaw('1, 2') as Promise<{ bucket: number; status: RunStatus; n: number; cost: number }[]>,
     inPeriod().select(
       knex.raw("coalesce(sum((r.usage->>'inputTokens')::bigint), 0)::float8 as input_tokens"),
       knex.raw("coalesce(sum((r.usage->>'outputTokens')::bigint), 0)::float8 as output_tokens"),
-      knex.raw('percentile_cont(0.5) within group (order by extract(epoch from (r.finished_at - r.started_at)) * 1000) filter (where r.started_at is not null and r.finished_at is not null) as p50'),
-      knex.raw('percentile_cont(0.95) within group (order by extract(epoch from (r.finished_at - r.started_at)) * 1000) filter (where r.started_at is not null and r.finished_at is not null) as p95'),
+      knex.raw(
+        'percentile_cont(0.5) within group (order by extract(epoch from (r.finished_at - r.started_at)) * 1000) filter (where r.started_at ' +
+          'is not null and r.finished_at is not null) as p50',
+      ),
+      knex.raw(
+        'percentile_cont(0.95) within group (order by extract(epoch from (r.finished_at - r.started_at)) * 1000) filter (where r.started_at ' +
+          'is not null and r.finished_at is not null) as p95',
+      ),
     ),
   ]);
   const count = Math.max(1, Math.ceil((o.to.getTime() - origin.getTime()) / o.bucketMs));

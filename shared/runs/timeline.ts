@@ -125,7 +125,8 @@ export async function runTimeline(knex: Knex, run: TimelineRun, since: number, l
       durationMs: Math.max(0, row.created_at.getTime() - start.getTime()),
       status: failure && row.kind !== 'model' ? 'error' : 'ok',
     };
-    if (row.kind === 'model' && row.usage) Object.assign(step, { inputTokens: row.usage.inputTokens, outputTokens: row.usage.outputTokens, costUsd: row.usage.costUsd });
+    if (row.kind === 'model' && row.usage)
+      Object.assign(step, { inputTokens: row.usage.inputTokens, outputTokens: row.usage.outputTokens, costUsd: row.usage.costUsd });
     if (step.status === 'error') step.error = failure!.message;
     data.push(step);
     previousEnd = row.created_at;
@@ -186,7 +187,11 @@ export const timelineStepSchema = {
   required: ['seq', 'kind', 'name', 'startedAt', 'durationMs', 'status'],
   properties: {
     seq: { type: 'integer', minimum: 1, description: "The step's number in its run, from 1: the cursor pages go by (`since=<seq>`)" },
-    kind: { enum: [...TIMELINE_STEP_KINDS], description: '`model` a model call; `tool` a runtime tool (`output`, `log`, `note`, `pin`, ...); `api_call`, `mcp` (an MCP server\'s tool), `command` (`bash`)' },
+    kind: {
+      enum: [...TIMELINE_STEP_KINDS],
+      description:
+        "`model` a model call; `tool` a runtime tool (`output`, `log`, `note`, `pin`, ...); `api_call`, `mcp` (an MCP server's tool), `command` (`bash`)",
+    },
     name: { type: 'string', description: "The model's name, or the tool's (`<server>__<tool>` for MCP tools)" },
     startedAt: { type: 'string', format: 'date-time' },
     durationMs: { type: ['integer', 'null'], description: 'null while the step runs' },
@@ -194,6 +199,6 @@ export const timelineStepSchema = {
     inputTokens: { type: 'integer', description: 'Model steps' },
     outputTokens: { type: 'integer', description: 'Model steps' },
     costUsd: { type: 'number', description: 'Model steps, USD' },
-    error: { type: 'string', description: 'Failed steps: what went wrong (the log line that said so, or the run\'s error)' },
+    error: { type: 'string', description: "Failed steps: what went wrong (the log line that said so, or the run's error)" },
   },
 } as const;

@@ -22,10 +22,7 @@ export function runsVisibleTo(knex: Knex, audience: RunAudience): Knex.QueryBuil
 }
 
 /** The run-visibility predicate: true when `audience` may read `run` (same rule as `visibleRuns`). */
-export function canReadRun(
-  audience: RunAudience,
-  run: Pick<RunRow, 'org_id' | 'space_id' | 'end_user_id' | 'actor_type' | 'actor_id' | 'user_id'>,
-): boolean {
+export function canReadRun(audience: RunAudience, run: Pick<RunRow, 'org_id' | 'space_id' | 'end_user_id' | 'actor_type' | 'actor_id' | 'user_id'>): boolean {
   if (run.org_id !== audience.orgId || run.space_id !== audience.spaceId) return false;
   const only = audience.only;
   if (!only) return true;

@@ -25,7 +25,22 @@ export type ScheduleWithPackage = ScheduleRow & { scope: string; pkg_name: strin
 
 export const scheduleSchema = {
   type: 'object',
-  required: ['object', 'id', 'name', 'packageId', 'spaceId', 'enabled', 'disabled_reason', 'cron_expression', 'timezone', 'input', 'next_run_at', 'created_by', 'createdAt', 'updatedAt'],
+  required: [
+    'object',
+    'id',
+    'name',
+    'packageId',
+    'spaceId',
+    'enabled',
+    'disabled_reason',
+    'cron_expression',
+    'timezone',
+    'input',
+    'next_run_at',
+    'created_by',
+    'createdAt',
+    'updatedAt',
+  ],
   properties: {
     object: { const: 'schedule' },
     id: { type: 'string', pattern: '^sch_' },
@@ -37,7 +52,11 @@ export const scheduleSchema = {
     cron_expression: { type: 'string' },
     timezone: { type: 'string', description: 'IANA time zone the cron expression is read in' },
     input: { type: 'object' },
-    next_run_at: { type: ['string', 'null'], format: 'date-time', description: 'Next fire time in UTC, as Temporal computes it; null when disabled or never again' },
+    next_run_at: {
+      type: ['string', 'null'],
+      format: 'date-time',
+      description: 'Next fire time in UTC, as Temporal computes it; null when disabled or never again',
+    },
     created_by: { type: 'string', description: 'The user the scheduled runs execute as' },
     createdAt: dateTime,
     updatedAt: dateTime,

@@ -43,7 +43,8 @@ function checkField(text: string, f: CronField): void {
     const [from, to, more] = range.split('-');
     if (more !== undefined || from === '') throw invalid('cron_expression', 'invalid_format', `cron_expression: "${part}" is not a valid ${f.name}`);
     const start = value(from, f);
-    if (to !== undefined && value(to, f) < start) throw invalid('cron_expression', 'invalid_format', `cron_expression: the range "${range}" ends before it starts`);
+    if (to !== undefined && value(to, f) < start)
+      throw invalid('cron_expression', 'invalid_format', `cron_expression: the range "${range}" ends before it starts`);
   }
 }
 
@@ -56,13 +57,19 @@ export function checkCron(expression: string): string {
   const text = expression.trim();
   if (SHORTHANDS.has(text)) return text;
   const fields = text.split(/\s+/);
-  if (/^(CRON_)?TZ=/i.test(text)) throw invalid('cron_expression', 'invalid_format', 'cron_expression: give the time zone in `timezone`, not as a CRON_TZ= or TZ= prefix');
-  if (fields.length !== 5) throw invalid('cron_expression', 'invalid_format', `cron_expression: expected 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`);
+  if (/^(CRON_)?TZ=/i.test(text))
+    throw invalid('cron_expression', 'invalid_format', 'cron_expression: give the time zone in `timezone`, not as a CRON_TZ= or TZ= prefix');
+  if (fields.length !== 5)
+    throw invalid('cron_expression', 'invalid_format', `cron_expression: expected 5 fields (minute hour day-of-month month day-of-week), got ${fields.length}`);
   for (const [i, field] of fields.entries()) checkField(field, FIELDS[i]);
   // Crontab fires when EITHER restricted day field matches, Temporal only when BOTH do: refuse
   // rather than fire on other days than the author expects.
   if (fields[2] !== '*' && fields[4] !== '*') {
-    throw invalid('cron_expression', 'invalid_value', 'cron_expression: restrict the day of month or the day of week, not both (crontab and Temporal disagree on what that means)');
+    throw invalid(
+      'cron_expression',
+      'invalid_value',
+      'cron_expression: restrict the day of month or the day of week, not both (crontab and Temporal disagree on what that means)',
+    );
   }
   return text;
 }
@@ -79,6 +86,7 @@ export function checkTimezone(timezone: string): string {
   } catch {
     canonical = undefined;
   }
-  if (!canonical || !/^[A-Za-z]/.test(timezone)) throw invalid('timezone', 'invalid_value', `timezone: "${timezone}" is not an IANA time zone name (e.g. Europe/Paris)`);
+  if (!canonical || !/^[A-Za-z]/.test(timezone))
+    throw invalid('timezone', 'invalid_value', `timezone: "${timezone}" is not an IANA time zone name (e.g. Europe/Paris)`);
   return canonical.toLowerCase() === timezone.toLowerCase() ? canonical : timezone;
 }

@@ -70,7 +70,13 @@ export interface ScheduleChange {
  * transaction so that a concurrent disable (access lost) or change never leaves Temporal out of
  * step with it. Resuming is 409 `schedule_creator_lost_access` when the creator can no longer run.
  */
-export async function changeSchedule(knex: Knex, workflows: Client, target: Pick<ScheduleRow, 'id' | 'org_id'>, agentName: string, change: ScheduleChange): Promise<void> {
+export async function changeSchedule(
+  knex: Knex,
+  workflows: Client,
+  target: Pick<ScheduleRow, 'id' | 'org_id'>,
+  agentName: string,
+  change: ScheduleChange,
+): Promise<void> {
   let before: ScheduleRow | undefined; // the locked row, to put Temporal back if the commit fails
   let synced = false;
   try {
@@ -85,7 +91,10 @@ export async function changeSchedule(knex: Knex, workflows: Client, target: Pick
       if (change.input !== undefined) patch.input = change.input;
       if (change.enabled === true && !before.enabled) {
         if (!(await creatorCanRun(trx, before))) {
-          throw problem('schedule_creator_lost_access', 'The person who created this schedule can no longer run agents in this space; create a new schedule instead');
+          throw problem(
+            'schedule_creator_lost_access',
+            'The person who created this schedule can no longer run agents in this space; create a new schedule instead',
+          );
         }
         Object.assign(patch, { enabled: true, disabled_reason: null });
       }

@@ -8,7 +8,9 @@ import { scheduledRunAction } from '../../temporal/starters/scheduled-run.ts';
 import type { ScheduleRow } from './model.ts';
 
 /** What the Temporal Schedule is made of: the row, and its agent's '@scope/name'. */
-export type Definition = Pick<ScheduleRow, 'id' | 'org_id' | 'space_id' | 'cron_expression' | 'timezone' | 'enabled' | 'disabled_reason'> & { packageId: string };
+export type Definition = Pick<ScheduleRow, 'id' | 'org_id' | 'space_id' | 'cron_expression' | 'timezone' | 'enabled' | 'disabled_reason'> & {
+  packageId: string;
+};
 
 function definition(row: Definition) {
   // Operators find a schedule and its ticks in the Temporal UI by the attributes runs carry.

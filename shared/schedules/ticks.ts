@@ -116,9 +116,17 @@ export async function pastTicks(knex: Knex, workflows: Client, row: Row, count =
       unpaired.delete(run);
       ticks.push(tickOfRun(run, at));
     } else if (taken.some((t) => Math.abs(t - at) < 1000)) {
-      ticks.push({ at: new Date(at), outcome: 'refused', reason: 'The tick started no run: its creator had no usable connection for the agent, or the schedule was disabled.' });
+      ticks.push({
+        at: new Date(at),
+        outcome: 'refused',
+        reason: 'The tick started no run: its creator had no usable connection for the agent, or the schedule was disabled.',
+      });
     } else if (now - at > CATCH_UP_MS) {
-      ticks.push({ at: new Date(at), outcome: 'missed', reason: 'No tick started: the schedule was paused, or the service was down past the five-minute catch-up window.' });
+      ticks.push({
+        at: new Date(at),
+        outcome: 'missed',
+        reason: 'No tick started: the schedule was paused, or the service was down past the five-minute catch-up window.',
+      });
     }
   }
   for (const run of unpaired) ticks.push(tickOfRun(run, run.created_at.getTime()));

@@ -35,7 +35,10 @@ async function nativePackage(): Promise<{ dir: string; version: string }> {
   try {
     ({ initdb } = (await import(name)) as { initdb: string });
   } catch (err) {
-    throw new EmbeddedPostgresError(`embedded Postgres binaries for ${os.platform()}-${os.arch()} are not installed (${name}: ${(err as Error).message}); run npm install or set DATABASE_URL`);
+    throw new EmbeddedPostgresError(
+      `embedded Postgres binaries for ${os.platform()}-${os.arch()} are not installed (${name}: ${(err as Error).message}); run ` +
+        `npm install or set DATABASE_URL`,
+    );
   }
   const dir = path.dirname(path.dirname(initdb));
   const version = (JSON.parse(fs.readFileSync(path.join(dir, '..', 'package.json'), 'utf8')) as { version: string }).version;
@@ -58,7 +61,8 @@ function postgresUser(): Ids | undefined {
     return lookup();
   } catch (err) {
     throw new EmbeddedPostgresError(
-      `Postgres cannot run as root and the user "${USER}" could not be created (${(err as Error).message}); create it (useradd ${USER}), run as another user, or set DATABASE_URL`,
+      `Postgres cannot run as root and the user "${USER}" could not be created (${(err as Error).message}); create it (useradd ` +
+        `${USER}), run as another user, or set DATABASE_URL`,
     );
   }
 }
@@ -84,7 +88,8 @@ function reachableNative(native: { dir: string; version: string }, ids: Ids | un
   });
   if (copy) return copy;
   throw new EmbeddedPostgresError(
-    `the user "${USER}" that runs the embedded Postgres cannot reach its binaries in ${native.dir} (a parent folder is not traversable), and copying them to ${tried.join(' or ')} did not help; clone the project where that user can read it, or set DATABASE_URL`,
+    `the user "${USER}" that runs the embedded Postgres cannot reach its binaries in ${native.dir} (a parent folder is not traversable), ` +
+      `and copying them to ${tried.join(' or ')} did not help; clone the project where that user can read it, or set DATABASE_URL`,
   );
 }
 
@@ -103,7 +108,8 @@ function reachableDataDir(dataDir: string, ids: Ids | undefined): string {
   if (canWriteIn(real, ids)) return real;
   if (existing && fs.readdirSync(existing).length) {
     throw new EmbeddedPostgresError(
-      `the user "${USER}" that runs the embedded Postgres cannot reach its data directory ${existing} (a parent folder is not traversable); make the parents traversable (chmod o+x), move DATA_DIR, or set DATABASE_URL`,
+      `the user "${USER}" that runs the embedded Postgres cannot reach its data directory ${existing} (a parent folder is not traversable); ` +
+        `make the parents traversable (chmod o+x), move DATA_DIR, or set DATABASE_URL`,
     );
   }
   if (!existing) fs.rmdirSync(real);
@@ -122,7 +128,8 @@ function reachableDataDir(dataDir: string, ids: Ids | undefined): string {
     } catch {}
   }
   throw new EmbeddedPostgresError(
-    `the user "${USER}" that runs the embedded Postgres cannot reach ${dataDir} (a parent folder is not traversable) and no shared folder could hold its data; move DATA_DIR or set DATABASE_URL`,
+    `the user "${USER}" that runs the embedded Postgres cannot reach ${dataDir} (a parent folder is not traversable) and no shared ` +
+      `folder could hold its data; move DATA_DIR or set DATABASE_URL`,
   );
 }
 
@@ -159,7 +166,11 @@ export async function startEmbeddedPostgres(opts: {
     fs.writeFileSync(pwfile, `${PASSWORD}\n`, { mode: 0o600 });
     if (ids) fs.chownSync(pwfile, ids.uid, ids.gid);
     try {
-      await run(path.join(native, 'bin', 'initdb'), [`--pgdata=${dataDir}`, '--auth=password', `--username=${USER}`, `--pwfile=${pwfile}`, '--lc-messages=C'], ids);
+      await run(
+        path.join(native, 'bin', 'initdb'),
+        [`--pgdata=${dataDir}`, '--auth=password', `--username=${USER}`, `--pwfile=${pwfile}`, '--lc-messages=C'],
+        ids,
+      );
     } finally {
       fs.rmSync(pwfile, { force: true });
     }

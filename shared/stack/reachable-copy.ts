@@ -65,7 +65,10 @@ export function reachableCopy(opts: { source: string; name: string; entry: strin
         fs.chmodSync(staging, 0o755);
         // Folders on the entry's way are 0755 whatever root's umask (often 077).
         let dir = staging;
-        for (const part of path.dirname(opts.entry).split(path.sep).filter((p) => p && p !== '.')) {
+        for (const part of path
+          .dirname(opts.entry)
+          .split(path.sep)
+          .filter((p) => p && p !== '.')) {
           dir = path.join(dir, part);
           fs.mkdirSync(dir, { mode: 0o755 });
           fs.chmodSync(dir, 0o755);

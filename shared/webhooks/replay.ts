@@ -99,7 +99,10 @@ export async function eventsToReplay(knex: Knex, hook: ReplayHook, w: ReplayWind
   if (hook.level === 'space') q.where('e.space_id', hook.space_id);
   if (hook.package_id) q.where('e.package_id', hook.package_id);
   if (w.failedOnly) {
-    q.whereRaw(`(select d.status from webhook_deliveries d where d.webhook_id = ? and d.event_id = e.id order by d.attempt desc, d.created_at desc limit 1) = 'failed'`, [hook.id]);
+    q.whereRaw(
+      `(select d.status from webhook_deliveries d where d.webhook_id = ? and d.event_id = e.id order by d.attempt desc, d.created_at desc limit 1) = 'failed'`,
+      [hook.id],
+    );
   }
   return q
     .orderBy([
@@ -168,7 +171,13 @@ export async function retryDelivery(knex: Knex, workflows: Client, hook: { id: s
   if (!event) throw problem('not_found', "The delivery's event is no longer stored");
   const attempt = (await nextAttempts(knex, hook.id, [event.id])).get(event.id)!;
   const outcome = await retryDeliveryNow(workflows, event.id, hook.id, attempt);
-  return { object: 'webhook_delivery_retry' as const, webhookId: hook.id, eventId: event.id as string, attempt: outcome === 'started' ? attempt : null, running: outcome === 'running' };
+  return {
+    object: 'webhook_delivery_retry' as const,
+    webhookId: hook.id,
+    eventId: event.id as string,
+    attempt: outcome === 'started' ? attempt : null,
+    running: outcome === 'running',
+  };
 }
 
 /**
@@ -176,7 +185,12 @@ export async function retryDelivery(knex: Knex, workflows: Client, hook: { id: s
  * the console's replay form): 400 naming the field when the window is empty, 409 while the
  * webhook is disabled.
  */
-export async function replayWebhook(knex: Knex, workflows: Client, hook: ReplayHook & { enabled: boolean }, req: { since: Date; until?: Date; failedOnly: boolean }): Promise<ReplayResult> {
+export async function replayWebhook(
+  knex: Knex,
+  workflows: Client,
+  hook: ReplayHook & { enabled: boolean },
+  req: { since: Date; until?: Date; failedOnly: boolean },
+): Promise<ReplayResult> {
   const until = req.until ?? new Date();
   if (until <= req.since) {
     const message = req.until ? 'until must be later than since' : 'since must be in the past';

@@ -24,7 +24,15 @@ export async function sendTestPing(
   await storeEvent(knex, event);
   await startDeliverWebhookWorkflow(workflows, { eventId: event.id, webhookId: hook.id, single: true }, 'first');
   const body = envelopeBody(
-    { id: event.id, type: event.type, org_id: event.orgId, space_id: event.spaceId, package_id: null, data: { object: event.object }, occurred_at: event.occurredAt },
+    {
+      id: event.id,
+      type: event.type,
+      org_id: event.orgId,
+      space_id: event.spaceId,
+      package_id: null,
+      data: { object: event.object },
+      occurred_at: event.occurredAt,
+    },
     hook.payload_mode,
   );
   return { eventId: event.id, payload: JSON.parse(body) };

@@ -137,7 +137,14 @@ function runs(all: Timings[]) {
 }
 
 say(`1/4 start to first command and echo round trips, warm (${WARM_RUNS} sessions of ${COMMANDS} commands)...`);
-const pool = new SandboxPool({ size: 1, memoryMb: limits.agent_memory_ceiling_mb, cpus: limits.agent_cpu_ceiling, pids: limits.agent_pids_ceiling, diskMb: limits.agent_disk_ceiling_mb, log });
+const pool = new SandboxPool({
+  size: 1,
+  memoryMb: limits.agent_memory_ceiling_mb,
+  cpus: limits.agent_cpu_ceiling,
+  pids: limits.agent_pids_ceiling,
+  diskMb: limits.agent_disk_ceiling_mb,
+  log,
+});
 pool.fill();
 const warmTimings: Timings[] = [];
 for (let i = 0; i < WARM_RUNS; i++) {
@@ -170,7 +177,10 @@ for (let d = 0; d < 20; d++) {
   for (let f = 0; f < 100; f++) fs.writeFileSync(path.join(source, 'src', `pkg${d}`, `mod${f}.py`), Buffer.alloc(10 * 1024, 97));
 }
 const runId = `run_bench${Date.now()}`;
-const { checkpoints } = await WorkspaceCheckpoints.open({ storage, runId, dir: source, attempt: 1, ceilingMb: limits.agent_disk_ceiling_mb }, { recordedBy: () => undefined });
+const { checkpoints } = await WorkspaceCheckpoints.open(
+  { storage, runId, dir: source, attempt: 1, ceilingMb: limits.agent_disk_ceiling_mb },
+  { recordedBy: () => undefined },
+);
 const takeMs: number[] = [];
 const skipMs: number[] = [];
 const restoreMs: number[] = [];
@@ -221,7 +231,14 @@ const comm = (pid: number) => {
     return '';
   }
 };
-const memoryPool = new SandboxPool({ size: WARM_SANDBOXES, memoryMb: limits.agent_memory_ceiling_mb, cpus: limits.agent_cpu_ceiling, pids: limits.agent_pids_ceiling, diskMb: limits.agent_disk_ceiling_mb, log });
+const memoryPool = new SandboxPool({
+  size: WARM_SANDBOXES,
+  memoryMb: limits.agent_memory_ceiling_mb,
+  cpus: limits.agent_cpu_ceiling,
+  pids: limits.agent_pids_ceiling,
+  diskMb: limits.agent_disk_ceiling_mb,
+  log,
+});
 memoryPool.fill();
 await settle(5000);
 const waiting = Array.from({ length: WARM_SANDBOXES }, () => memoryPool.take({ code: true })).filter((w) => w !== undefined);
@@ -271,8 +288,10 @@ const rows: Row[] = [
 ];
 printTable(rows, 'goal');
 console.log(
-  `\ngoal = issue 31's targets. Checkpoints of ${(bytes / 1024 / 1024).toFixed(0)} MB of files (1 of 60 MB, 20 of 1 MB, 2000 of 10 KB) in ${storage.constructor.name}; ` +
-    `the runtime of a waiting sandbox takes ${runtimeMb.toFixed(1)} MB (Pss) beside the fixed part; its memory cgroup holds ${cgroupAvgMb.toFixed(1)} MB in all.`,
+  `\ngoal = issue 31's targets. Checkpoints of ${(bytes / 1024 / 1024).toFixed(0)} MB of files (1 of 60 MB, 20 of 1 MB, 2000 ` +
+    `of 10 KB) in ${storage.constructor.name}; ` +
+    `the runtime of a waiting sandbox takes ${runtimeMb.toFixed(1)} MB (Pss) beside the fixed part; its memory cgroup holds ${cgroupAvgMb.toFixed(1)} ` +
+    `MB in all.`,
 );
 writeResult('agent-code', {
   when: new Date().toISOString(),

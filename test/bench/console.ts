@@ -70,7 +70,8 @@ async function render(path: string, expect: string, status?: string): Promise<{ 
   const ms = performance.now() - t0;
   if (res.status !== 200 || !res.text.includes(expect)) throw new Error(`${path}: ${res.status}, expected "${expect}" in ${res.text.slice(0, 500)}`);
   const shown = [...res.text.matchAll(/<tr id="run-[^"]+" data-run-id="[^"]+" data-status="([a-z]+)"/g)].map((m) => m[1]);
-  if (shown.length !== PAGE_ROWS || (status && shown.some((s) => s !== status))) throw new Error(`${path}: ${shown.length} rows (${[...new Set(shown)].join(', ')})`);
+  if (shown.length !== PAGE_ROWS || (status && shown.some((s) => s !== status)))
+    throw new Error(`${path}: ${shown.length} rows (${[...new Set(shown)].join(', ')})`);
   return { ms, text: res.text };
 }
 
@@ -177,9 +178,26 @@ if (!chromiumPresent()) {
       .getEntriesByType('resource')
       .filter((e: any) => e.name.startsWith(self))
       .map((e: any) => ({ at: g.performance.timeOrigin + e.startTime, ms: e.duration, bytes: e.encodedBodySize }));
-    return { added: g.__added as Record<string, number>, painted: g.__painted as Record<string, number>, longTasks: g.__longTasks as Array<{ at: number; ms: number }>, refetches: refetches as Array<{ at: number; ms: number; bytes: number }> };
+    return {
+      added: g.__added as Record<string, number>,
+      painted: g.__painted as Record<string, number>,
+      longTasks: g.__longTasks as Array<{ at: number; ms: number }>,
+      refetches: refetches as Array<{ at: number; ms: number; bytes: number }>,
+    };
   }, `${api.url}${base}/runs/${liveRun}`);
-  const live: LiveLog = { written: total, rate, latencies: [], fromCommit: [], commits: [], missing: 0, late: [], refetches: [], longTasks: [], violations: session.violations, errors: session.errors };
+  const live: LiveLog = {
+    written: total,
+    rate,
+    latencies: [],
+    fromCommit: [],
+    commits: [],
+    missing: 0,
+    late: [],
+    refetches: [],
+    longTasks: [],
+    violations: session.violations,
+    errors: session.errors,
+  };
   for (const [line, w] of writes.entries()) {
     const shown = seen.painted[w.seq] ?? seen.added[w.seq];
     live.commits.push(w.committed - w.at);
@@ -217,8 +235,10 @@ console.log(
     (browserLoad.length ? ` Chromium, navigation to load of the first page p50 ${round(pct(browserLoad, 50))} ms.` : '') +
     (logs
       ? ` Log: ${logs.written} lines at ${logs.rate.toFixed(1)}/s, latency from the write's start to the first frame after the line joined the page` +
-        ` (the write's commit p50 ${round(pct(logs.commits, 50))}, max ${round(Math.max(...logs.commits))} ms); missing ${logs.missing}, over 1 s ${logs.late.length}; ` +
-        `the page read itself ${logs.refetches.length} times (last ${Math.round((logs.refetches.at(-1)?.bytes ?? 0) / 1024)} KB), long tasks ${logs.longTasks.length} (max ${Math.max(0, ...logs.longTasks.map((l) => l.ms))} ms); ` +
+        ` (the write's commit p50 ${round(pct(logs.commits, 50))}, max ${round(Math.max(...logs.commits))} ms); missing ${logs.missing}, ` +
+        `over 1 s ${logs.late.length}; ` +
+        `the page read itself ${logs.refetches.length} times (last ${Math.round((logs.refetches.at(-1)?.bytes ?? 0) / 1024)} KB), ` +
+        `long tasks ${logs.longTasks.length} (max ${Math.max(0, ...logs.longTasks.map((l) => l.ms))} ms); ` +
         `CSP violations ${logs.violations.length}, script errors ${logs.errors.length}.`
       : '') +
     ` Load ${load().join(' ')}.`,

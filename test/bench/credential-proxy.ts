@@ -94,17 +94,25 @@ async function timed(call: () => Promise<number>): Promise<number> {
   if (status !== 200) throw new Error(`status ${status}`);
   return performance.now() - t0;
 }
-const get = (url: string, headers: Record<string, string> = {}) => async () => {
-  const res = await request(url, { headers, dispatcher });
-  await res.body.dump();
-  return res.statusCode;
-};
-const viaApiCall = (integration: string, url: string) => async () => JSON.parse((await apiCall(sidecar, { integration, method: 'GET', url })).content).status as number;
+const get =
+  (url: string, headers: Record<string, string> = {}) =>
+  async () => {
+    const res = await request(url, { headers, dispatcher });
+    await res.body.dump();
+    return res.statusCode;
+  };
+const viaApiCall = (integration: string, url: string) => async () =>
+  JSON.parse((await apiCall(sidecar, { integration, method: 'GET', url })).content).status as number;
 
 const rows: Row[] = [];
 for (const [kind, base] of Object.entries(targets)) {
   say(`${kind}: ${CALLS} GETs through the proxy, through api_call and direct, one at a time...`);
-  const proxied = { authorization: `Bearer ${key}`, 'X-Integration-Id': `@bench/${kind}`, 'X-Target': `${base}/v1/item`, 'X-Session-Id': session.body.id as string };
+  const proxied = {
+    authorization: `Bearer ${key}`,
+    'X-Integration-Id': `@bench/${kind}`,
+    'X-Target': `${base}/v1/item`,
+    'X-Session-Id': session.body.id as string,
+  };
   const viaProxy: number[] = [];
   const viaTool: number[] = [];
   const direct: number[] = [];
@@ -128,9 +136,12 @@ for (const [kind, base] of Object.entries(targets)) {
 
 printTable(rows, 'direct', 2);
 console.log('');
-for (const [name, ours, base] of rows.filter(([name]) => name.includes('p50'))) console.log(`${name.replace(' (ms)', '')} added: ${(ours - base).toFixed(2)} ms`);
+for (const [name, ours, base] of rows.filter(([name]) => name.includes('p50')))
+  console.log(`${name.replace(' (ms)', '')} added: ${(ours - base).toFixed(2)} ms`);
 console.log(
-  '\nproxy = /api/credential-proxy/proxy in the API process (auth, session, connection, egress check, injection, redaction); api_call = the sidecar tool in this process (connection read and decrypted, checks, injection, redaction); direct = kept-alive undici GET to the same target',
+  '\nproxy = /api/credential-proxy/proxy in the API process (auth, session, connection, egress check, injection, redaction); ' +
+    'api_call = the sidecar tool in this process (connection read and decrypted, checks, injection, redaction); direct = kept-alive ' +
+    'undici GET to the same target',
 );
 writeResult('credential-proxy', { when: new Date().toISOString(), samples: { calls: CALLS }, results: resultsOf(rows, 'direct', 2) });
 

@@ -116,9 +116,12 @@ const rows: Row[] = [
 ];
 printTable(rows, 'goal');
 console.log(
-  `\ngoal = issue 18's target (250 MB for the idle pair, 80 MB per sandbox). Worker with ${SANDBOXES} sandboxes running: ${Math.round(workerBusy)} MB; sandboxes counted: ${runtimes} (${SANDBOXES} running, the rest warm).`,
+  `\ngoal = issue 18's target (250 MB for the idle pair, 80 MB per sandbox). Worker with ${SANDBOXES} sandboxes running: ${Math.round(workerBusy)} ` +
+    `MB; sandboxes counted: ${runtimes} (${SANDBOXES} running, the rest warm).`,
 );
-console.log(`For scale: the bare Temporal worker (one workflow, one activity, the same SDK, bundled in its own process) idles at ${Math.round(bareWorker)} MB.`);
+console.log(
+  `For scale: the bare Temporal worker (one workflow, one activity, the same SDK, bundled in its own process) idles at ${Math.round(bareWorker)} MB.`,
+);
 writeResult('memory', {
   when: new Date().toISOString(),
   results: resultsOf(rows, 'goal'),

@@ -25,7 +25,10 @@ export async function startServiceProcesses(
   const port = await freePort();
   const base = baseEnv(env);
   const node = (entry: string, extra: Record<string, string> = {}): ChildProcess =>
-    spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, entry)], { env: { ...base, ...extra }, stdio: ['ignore', 'ignore', 'inherit'] });
+    spawn(process.execPath, ['--disable-warning=ExperimentalWarning', path.join(PROJECT_ROOT, entry)], {
+      env: { ...base, ...extra },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
   const children = [...entries.map((e) => node(e, e === 'api/main.ts' ? { PORT: String(port), HOST: '127.0.0.1' } : {})), ...extraEntries.map((e) => node(e))];
   const apiUrl = `http://127.0.0.1:${port}`;
   await waitForHealthy(`${apiUrl}/api/health`, 60_000);

@@ -75,25 +75,36 @@ const template = await knex('runs').where({ id: runId }).first();
 const ids = Array.from({ length: WAITERS }, (_, i) => `run_benchwait${String(i).padStart(5, '0')}${Date.now()}`);
 await knex.batchInsert(
   'runs',
-  ids.map((id) => ({ ...template, id, input: JSON.stringify(template.input), usage: JSON.stringify(template.usage), connections: JSON.stringify(template.connections), created_at: new Date() })),
+  ids.map((id) => ({
+    ...template,
+    id,
+    input: JSON.stringify(template.input),
+    usage: JSON.stringify(template.usage),
+    connections: JSON.stringify(template.connections),
+    created_at: new Date(),
+  })),
   200,
 );
 const before = Number((await knex.raw('select count(*)::int as n from pg_stat_activity where datname = current_database()')).rows[0].n);
 const dispatcher = new Agent({ connections: null, pipelining: 0 });
 const woke = new Map<string, number>();
 const waits = ids.map((id, i) =>
-  fetch(`${api.url}/api/runs/${id}?wait=55`, { headers: { authorization: `Bearer ${keys[Math.floor(i / 10)]}` }, dispatcher } as RequestInit).then(async (res) => {
-    woke.set(id, performance.now());
-    const body = (await res.json()) as { status: string };
-    if (body.status !== 'success') throw new Error(`${id}: woke with ${body.status}`);
-  }),
+  fetch(`${api.url}/api/runs/${id}?wait=55`, { headers: { authorization: `Bearer ${keys[Math.floor(i / 10)]}` }, dispatcher } as RequestInit).then(
+    async (res) => {
+      woke.set(id, performance.now());
+      const body = (await res.json()) as { status: string };
+      if (body.status !== 'success') throw new Error(`${id}: woke with ${body.status}`);
+    },
+  ),
 );
 await new Promise((r) => setTimeout(r, 3000)); // every wait registered
 const during = Number((await knex.raw('select count(*)::int as n from pg_stat_activity where datname = current_database()')).rows[0].n);
 
 async function finish(id: string): Promise<number> {
   await knex.transaction(async (trx) => {
-    await trx('runs').where({ id }).update({ status: 'success', started_at: trx.fn.now(), finished_at: trx.fn.now(), result: JSON.stringify({ output: {} }) });
+    await trx('runs')
+      .where({ id })
+      .update({ status: 'success', started_at: trx.fn.now(), finished_at: trx.fn.now(), result: JSON.stringify({ output: {} }) });
     await notifyRunEvent(trx, { kind: 'status', runId: id, orgId: template.org_id, spaceId: template.space_id, status: 'success' });
   });
   return performance.now();
@@ -132,7 +143,10 @@ const rows: Row[] = [
 ];
 printTable(rows, 'bare');
 console.log(
-  `\nbare = Koa + pg primary-key read (req/s; CPU per request of the serving process and of all Postgres processes, from /proc, while autocannon ran); raw pg NOTIFY -> LISTEN round trip, send to receipt (wake-up, measured from the terminal commit's acknowledgement; issue 18's target is a p50 of 20 ms). Database connections while ${WAITERS} waits were open: ${during} (before: ${before}).`,
+  `\nbare = Koa + pg primary-key read (req/s; CPU per request of the serving process and of all Postgres processes, from /proc, ` +
+    `while autocannon ran); raw pg NOTIFY -> LISTEN round trip, send to receipt (wake-up, measured from the terminal commit's ` +
+    `acknowledgement; issue 18's target is a p50 of 20 ms). Database connections while ${WAITERS} waits were open: ${during} ` +
+    `(before: ${before}).`,
 );
 writeResult('reads', {
   when: new Date().toISOString(),

@@ -20,13 +20,19 @@ export function printTable(rows: Row[], baseline: string, decimals = 1): void {
   console.log('');
   console.log(`${'measure'.padEnd(width)}${'service'.padStart(10)}${baseline.padStart(10)}${'ratio'.padStart(8)}`);
   for (const [name, ours, base] of rows) {
-    console.log(`${name.padEnd(width)}${String(rounded(ours, decimals)).padStart(10)}${String(rounded(base, decimals)).padStart(10)}${ratio(ours, base).toFixed(2).padStart(8)}`);
+    console.log(
+      `${name.padEnd(width)}${String(rounded(ours, decimals)).padStart(10)}${String(rounded(base, decimals)).padStart(
+        10,
+      )}${ratio(ours, base).toFixed(2).padStart(8)}`,
+    );
   }
 }
 
 /** The rows as JSON: `{name: {service, <baselineKey>, ratio}}`. */
 export function resultsOf(rows: Row[], baselineKey: string, decimals = 1): Record<string, Record<string, number>> {
-  return Object.fromEntries(rows.map(([name, ours, base]) => [name, { service: rounded(ours, decimals), [baselineKey]: rounded(base, decimals), ratio: ratio(ours, base) }]));
+  return Object.fromEntries(
+    rows.map(([name, ours, base]) => [name, { service: rounded(ours, decimals), [baselineKey]: rounded(base, decimals), ratio: ratio(ours, base) }]),
+  );
 }
 
 export function writeResult(kind: string, result: { when: string } & Record<string, unknown>): void {

@@ -1,4 +1,3 @@
-
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -172,7 +171,18 @@ const rawSubs = new Subscribers();
 const rawConnect = await rawSubs.connect(rawUrl, SUBSCRIBERS);
 const bare = await measure(rawSubs, async (i) => {
   // The same frame shape the service sends: a logDto with runId.
-  const data = JSON.stringify({ object: 'run_log', id: i + 1, seq: i + 1, runId, level: 'info', type: 'progress', event: 'progress', kind: 'bench', message: `bench-${i}`, createdAt: new Date().toISOString() });
+  const data = JSON.stringify({
+    object: 'run_log',
+    id: i + 1,
+    seq: i + 1,
+    runId,
+    level: 'info',
+    type: 'progress',
+    event: 'progress',
+    kind: 'bench',
+    message: `bench-${i}`,
+    createdAt: new Date().toISOString(),
+  });
   frameNo++;
   for (const res of open) res.write(`event: run_log\nid: raw:${frameNo}\ndata: ${data}\n\n`);
 });
@@ -192,7 +202,8 @@ printTable(rows, 'bare', 2);
 console.log(
   `\n${SUBSCRIBERS} subscribers, ${PUBLISHES} publishes (after ${WARMUP} warm-up); missing frames: service ${service.missing}, bare ${bare.missing}. ` +
     `Connects timed after ${WARM_CONNECTS} warm-up connects on each side. ` +
-    'Service = appendRunLog (transaction + NOTIFY) -> LISTEN -> one row load -> fan-out; bare = res.write to each client. Servers and clients share this process.',
+    'Service = appendRunLog (transaction + NOTIFY) -> LISTEN -> one row load -> fan-out; bare = res.write to each client. Servers ' +
+    'and clients share this process.',
 );
 
 const result = {

@@ -18,11 +18,14 @@ export const FINISHED_RUNS: Readonly<Record<string, string>> = {
 /** Adds `n` copies of run `template` (with `columns` overriding FINISHED_RUNS), then analyzes `runs`; the ms it took. */
 export async function addSyntheticRuns(knex: Knex, template: string, n: number, columns: Record<string, string> = {}): Promise<number> {
   const t0 = performance.now();
-  const all: string[] = (await knex.raw(`select column_name from information_schema.columns where table_name = 'runs' and table_schema = current_schema()`)).rows.map(
-    (r: { column_name: string }) => r.column_name,
-  );
+  const all: string[] = (
+    await knex.raw(`select column_name from information_schema.columns where table_name = 'runs' and table_schema = current_schema()`)
+  ).rows.map((r: { column_name: string }) => r.column_name);
   const value = (c: string) => columns[c] ?? FINISHED_RUNS[c] ?? `t.${c}`;
-  await knex.raw(`insert into runs (${all.join(', ')}) select ${all.map(value).join(', ')} from generate_series(1, ?) g, (select * from runs where id = ?) t`, [n, template]);
+  await knex.raw(`insert into runs (${all.join(', ')}) select ${all.map(value).join(', ')} from generate_series(1, ?) g, (select * from runs where id = ?) t`, [
+    n,
+    template,
+  ]);
   await knex.raw('analyze runs');
   return performance.now() - t0;
 }

@@ -29,7 +29,10 @@ await mochaGlobalSetup();
 const receiver = await new HttpsReceiver().start();
 const model = await new FakeModel().start();
 model.setFallback(() => toolCall('output', { ok: true }));
-const service = await startServiceProcesses({ NODE_EXTRA_CA_CERTS: receiver.caFile, PLATFORM_RUN_LIMITS: JSON.stringify({ per_org_global_rate_per_min: 100000 }) });
+const service = await startServiceProcesses({
+  NODE_EXTRA_CA_CERTS: receiver.caFile,
+  PLATFORM_RUN_LIMITS: JSON.stringify({ per_org_global_rate_per_min: 100000 }),
+});
 const api = { url: service.apiUrl };
 const knex = createKnex(stack().databaseUrl, { min: 0, max: 4 });
 const connection = await Connection.connect({ address: stack().temporalAddress });
@@ -93,7 +96,15 @@ for (let round = 0; round < BURSTS; round++) {
   const burstIds = Array.from({ length: BURST }, (_, i) => `evt_burst${round}${String(i).padStart(18, '0')}`);
   await Promise.all(
     burstIds.map((id) =>
-      publishEvent(knex, temporal, { id, type: 'run.success', orgId: org.orgId, spaceId: org.defaultSpaceId, packageId: '@bench/hooked', object: { object: 'run', id }, occurredAt: new Date() }),
+      publishEvent(knex, temporal, {
+        id,
+        type: 'run.success',
+        orgId: org.orgId,
+        spaceId: org.defaultSpaceId,
+        packageId: '@bench/hooked',
+        object: { object: 'run', id },
+        occurredAt: new Date(),
+      }),
     ),
   );
   await Promise.all(burstIds.map((id) => arrival(id, 120_000)));
@@ -119,7 +130,9 @@ const rows = [
 ] satisfies Row[];
 printTable(rows, 'raw POST');
 console.log(
-  '\nservice: terminal to receiver = the first attempt made by the worker that wrote the status (egress check, signing, recorded attempt); deliveries per second = publishEvent to the webhook outbox (event stored, signal, batched first attempts); raw = undici POST with the same HMAC',
+  '\nservice: terminal to receiver = the first attempt made by the worker that wrote the status (egress check, signing, recorded ' +
+    'attempt); deliveries per second = publishEvent to the webhook outbox (event stored, signal, batched first attempts); raw ' +
+    '= undici POST with the same HMAC',
 );
 const result = {
   when: new Date().toISOString(),

@@ -68,10 +68,21 @@ async function post(route: string, body: unknown, headers: Record<string, string
   const res = await fetch(api + route, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   const json = (await res.json()) as Record<string, any>;
   if (!res.ok) throw new Error(`${route}: ${res.status} ${JSON.stringify(json)}`);
-  return { json, cookie: res.headers.getSetCookie().find((c) => c.startsWith('svc.session_token='))?.split(';')[0] };
+  return {
+    json,
+    cookie: res.headers
+      .getSetCookie()
+      .find((c) => c.startsWith('svc.session_token='))
+      ?.split(';')[0],
+  };
 }
 // The first owner (bootstrap: an organization with its default space), then a key of theirs.
-const owner = await post('/api/auth/bootstrap/redeem', { token: bootstrapToken, email: 'fuzz-owner@example.com', password: 'fuzz-owner-password', name: 'Fuzz Owner' });
+const owner = await post('/api/auth/bootstrap/redeem', {
+  token: bootstrapToken,
+  email: 'fuzz-owner@example.com',
+  password: 'fuzz-owner-password',
+  name: 'Fuzz Owner',
+});
 const org = owner.json.organization as { id: string; defaultSpaceId: string };
 const key = await post('/api/api-keys', { name: 'fuzz' }, { cookie: owner.cookie!, 'X-Org-Id': org.id, 'X-Space-Id': org.defaultSpaceId });
 

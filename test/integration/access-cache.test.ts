@@ -93,10 +93,16 @@ describe('credential lookups kept in memory', function () {
   it('narrows a key whose scopes are changed in the database, and widens it back', async () => {
     const { client, id } = await newKey(api, org.client, { name: 'narrowed' });
     const runId = await launch(client);
-    await api.knex('api_keys').where({ id }).update({ scopes: ['runs:read'] });
+    await api
+      .knex('api_keys')
+      .where({ id })
+      .update({ scopes: ['runs:read'] });
     await expectProblem(await client.post(`/api/agents/${AGENT}/run`, { input: {} }), 403, 'forbidden');
     expect((await client.get(`/api/runs/${runId}`)).status).to.equal(200);
-    await api.knex('api_keys').where({ id }).update({ scopes: ['runs:read', 'agents:run', 'agents:read'] });
+    await api
+      .knex('api_keys')
+      .where({ id })
+      .update({ scopes: ['runs:read', 'agents:run', 'agents:read'] });
     await launch(client);
   });
 
@@ -104,7 +110,10 @@ describe('credential lookups kept in memory', function () {
     const { client, id } = await newKey(api, org.client, { name: 'expiring' });
     const runId = await launch(client);
     // Expiry set in the past directly: the epoch moves; then a key whose expiry passes on its own.
-    await api.knex('api_keys').where({ id }).update({ expires_at: new Date(Date.now() + 1500) });
+    await api
+      .knex('api_keys')
+      .where({ id })
+      .update({ expires_at: new Date(Date.now() + 1500) });
     expect((await client.get(`/api/runs/${runId}`)).status).to.equal(200);
     await new Promise((r) => setTimeout(r, 1600));
     await expectProblem(await client.get(`/api/runs/${runId}`), 401, 'unauthorized');

@@ -40,11 +40,26 @@ describe('agents that run code: api-call from programs (issue 31)', function () 
     services = await startRunServices({ output: { done: true } });
     org = await newOrg(services.api, 'codeapicall');
     await addFakeModel(org.client, services.model);
-    await importIntegration(org.client, '@codeapi/crm', 'CRM', { main: authorizationAuth([`http://127.0.0.1:${port}/v1/**`], 'token', 'Token ') }, { _meta: { 'dev.service/api': {} } });
-    await importManifest(org.client, {
-      ...agentManifest({ name: '@codeapi/agent', runtimeTools: ['output', 'bash'], input: { type: 'object', properties: { case: { type: 'string' } } }, dependencies: { integrations: { '@codeapi/crm': '^1.0.0' } } }),
-      integrations_configuration: { '@codeapi/crm': { tools: ['api_call'] } },
-    }, 'Run the script.');
+    await importIntegration(
+      org.client,
+      '@codeapi/crm',
+      'CRM',
+      { main: authorizationAuth([`http://127.0.0.1:${port}/v1/**`], 'token', 'Token ') },
+      { _meta: { 'dev.service/api': {} } },
+    );
+    await importManifest(
+      org.client,
+      {
+        ...agentManifest({
+          name: '@codeapi/agent',
+          runtimeTools: ['output', 'bash'],
+          input: { type: 'object', properties: { case: { type: 'string' } } },
+          dependencies: { integrations: { '@codeapi/crm': '^1.0.0' } },
+        }),
+        integrations_configuration: { '@codeapi/crm': { tools: ['api_call'] } },
+      },
+      'Run the script.',
+    );
     const conn = await org.client.post('/api/integrations/@codeapi/crm/auths/main/connect/fields', { credentials: { token: TOKEN } });
     expect(conn.status, conn.text).to.equal(201);
   });

@@ -94,17 +94,27 @@ describe('agents that run code: a workspace that survives the worker (issue 31)'
     api = await startTestApi(workerEnv());
     org = await newOrg(api, 'coderesume');
     await addFakeModel(org.client, model);
-    await importIntegration(org.client, '@coderesume/crm', 'CRM', { main: authorizationAuth([`${base}/**`], 'token', 'Token ') }, { _meta: { 'dev.service/api': {} } });
-    await importManifest(org.client, {
-      ...agentManifest({
-        name: '@coderesume/agent',
-        timeout: 600,
-        runtimeTools: ['output', 'bash'],
-        input: { type: 'object', properties: { marker: { type: 'string' } } },
-        dependencies: { integrations: { '@coderesume/crm': '^1.0.0' } },
-      }),
-      integrations_configuration: { '@coderesume/crm': { tools: ['api_call'] } },
-    }, 'Work in your workspace.');
+    await importIntegration(
+      org.client,
+      '@coderesume/crm',
+      'CRM',
+      { main: authorizationAuth([`${base}/**`], 'token', 'Token ') },
+      { _meta: { 'dev.service/api': {} } },
+    );
+    await importManifest(
+      org.client,
+      {
+        ...agentManifest({
+          name: '@coderesume/agent',
+          timeout: 600,
+          runtimeTools: ['output', 'bash'],
+          input: { type: 'object', properties: { marker: { type: 'string' } } },
+          dependencies: { integrations: { '@coderesume/crm': '^1.0.0' } },
+        }),
+        integrations_configuration: { '@coderesume/crm': { tools: ['api_call'] } },
+      },
+      'Work in your workspace.',
+    );
     // The connection is made by a workflow: the worker the first run will lose serves it.
     first = worker();
     const conn = await org.client.post('/api/integrations/@coderesume/crm/auths/main/connect/fields', { credentials: { token: 'resume-token' } });

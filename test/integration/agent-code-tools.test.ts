@@ -51,7 +51,11 @@ describe('agents that run code: bash and the workspace tools (issue 31)', functi
   it("hands a command's output to the model, and logs each command as kind `command`", async () => {
     const results: any[] = [];
     const keep = (req: RecordedRequest) => results.push(JSON.parse(lastToolResult(req)));
-    const { run: done, logs, seen } = await run([
+    const {
+      run: done,
+      logs,
+      seen,
+    } = await run([
       () => toolCall('bash', { command: 'pwd; command -v api-call; /opt/node/node -p 6*7; echo "PATH=$PATH"; echo oops >&2; exit 3' }),
       (req) => {
         keep(req);
@@ -192,7 +196,10 @@ describe('agents that run code: bash and the workspace tools (issue 31)', functi
   });
 
   it('keeps nothing when the agent replaced output/ by a link to a host folder', async () => {
-    const { run: done, logs } = await run([() => toolCall('bash', { command: 'rm -rf output && ln -s /etc output' }), () => toolCall('output', { done: true })]);
+    const { run: done, logs } = await run([
+      () => toolCall('bash', { command: 'rm -rf output && ln -s /etc output' }),
+      () => toolCall('output', { done: true }),
+    ]);
     expect(done.status, done.error).to.equal('success');
     expect(done.files.filter((f: any) => f.origin === 'output')).to.deep.equal([]);
     expect(logs.map((l) => `${l.kind}:${l.message}`)).to.include('files:Not kept: /workspace/output is not a folder (the agent removed or replaced it)');

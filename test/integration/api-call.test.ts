@@ -189,7 +189,9 @@ describe('api_call (credentials used without being seen)', function () {
       auths: {
         main: {
           type: 'custom',
-          credentials: { schema: { type: 'object', required: ['api_key', 'account'], properties: { api_key: { type: 'string' }, account: { type: 'string' } } } },
+          credentials: {
+            schema: { type: 'object', required: ['api_key', 'account'], properties: { api_key: { type: 'string' }, account: { type: 'string' } } },
+          },
           authorized_uris: [`http://127.0.0.1:${port}/**`, `http://localhost:${port}/**`],
           delivery: { http: { in: 'header', name: 'X-Acme-Auth', prefix: 'Token ', value: 'key={$credential.api_key};acct={$credential.account}' } },
         },
@@ -198,7 +200,9 @@ describe('api_call (credentials used without being seen)', function () {
     const depends = { integrations: { '@acme/api': '^1.0.0' } };
     await importManifest(org.client, {
       ...agentManifest({ name: '@apicall/agent', input: INPUT, dependencies: depends }),
-      integrations_configuration: { '@acme/api': { tools: ['api_call'], authorized_uris: [`http://127.0.0.1:${port}/v1/**`, `http://localhost:${port}/v1/**`] } },
+      integrations_configuration: {
+        '@acme/api': { tools: ['api_call'], authorized_uris: [`http://127.0.0.1:${port}/v1/**`, `http://localhost:${port}/v1/**`] },
+      },
     });
     await importManifest(org.client, {
       ...agentManifest({ name: '@apicall/without', input: INPUT, dependencies: depends }),
@@ -275,7 +279,10 @@ describe('api_call (credentials used without being seen)', function () {
     expect(s.envs.join('\n')).not.to.contain(TOKEN);
     expect(s.insideEnv.join('\n')).not.to.contain(TOKEN);
     expect(s.inside.length, 'processes visible inside').to.be.lessThan(5);
-    expect(s.files.some((f) => f.endsWith('/runtime/main.mjs')), 'files were walked').to.equal(true);
+    expect(
+      s.files.some((f) => f.endsWith('/runtime/main.mjs')),
+      'files were walked',
+    ).to.equal(true);
     expect(s.fileText).not.to.contain(TOKEN);
     expect(s.tokenInMemory, 'token in the runtime memory').to.equal(false);
     expect(s.headerInMemory, 'header value in the runtime memory').to.equal(false);

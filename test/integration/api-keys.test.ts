@@ -56,7 +56,7 @@ describe('API keys', () => {
     expect(body.scopes).to.have.members(['agents:read', 'webhooks:write']);
   });
 
-  it('authenticates with the key and intersects its scopes with the creator\'s current role at each request', async () => {
+  it("authenticates with the key and intersects its scopes with the creator's current role at each request", async () => {
     const builder = await newMember(api, org, 'builder');
     const key = await newKey(api, builder.client, { name: 'build', scopes: ['agents:read', 'agents:write', 'webhooks:write', 'runs:read'] });
     const before = await key.client.get('/api/me');
@@ -96,7 +96,10 @@ describe('API keys', () => {
     const key = await newKey(api, org.client, { name: 'soon', expiresAt: soon });
     expect(key.body.expiresAt).to.equal(soon);
     expect((await key.client.get('/api/me')).status).to.equal(200);
-    await api.knex('api_keys').where({ id: key.id }).update({ expires_at: new Date(Date.now() - 1000) });
+    await api
+      .knex('api_keys')
+      .where({ id: key.id })
+      .update({ expires_at: new Date(Date.now() - 1000) });
     expectProblem(await key.client.get('/api/me'), 401, 'unauthorized');
   });
 
@@ -108,7 +111,7 @@ describe('API keys', () => {
     expectProblem(await org.client.delete(`/api/api-keys/${key.id}`), 404, 'not_found');
   });
 
-  it('revokes a member\'s keys when they leave the organization', async () => {
+  it("revokes a member's keys when they leave the organization", async () => {
     const member = await newMember(api, org, 'builder');
     const key = await newKey(api, member.client);
     expect((await key.client.get('/api/me')).status).to.equal(200);
@@ -118,7 +121,7 @@ describe('API keys', () => {
     expect(row.revoked_at).to.be.instanceOf(Date);
   });
 
-  it('hides other spaces\' and organizations\' keys (404)', async () => {
+  it("hides other spaces' and organizations' keys (404)", async () => {
     const other = await newOrg(api, 'other');
     const theirs = await newKey(api, other.client);
     expectProblem(await org.client.delete(`/api/api-keys/${theirs.id}`), 404, 'not_found');

@@ -209,7 +209,10 @@ describe('real packages as shipped (issue 30)', function () {
       const got = await org.client.get('/api/agents/@field/versioned');
       expect(got.body.definition.schema_version).to.equal('0.1');
 
-      const next = await importFiles(org.client, { 'manifest.json': JSON.stringify(agent('@field/next-major', { schema_version: '1.0' })), 'prompt.md': 'Hello.' });
+      const next = await importFiles(org.client, {
+        'manifest.json': JSON.stringify(agent('@field/next-major', { schema_version: '1.0' })),
+        'prompt.md': 'Hello.',
+      });
       expectProblem(next, 400, 'validation_failed');
       expect(next.body.errors).to.have.length(1);
       expect(next.body.errors[0]).to.include({ field: 'manifest.schema_version', code: 'invalid_value', supported: '0.x' });
@@ -227,7 +230,9 @@ describe('real packages as shipped (issue 30)', function () {
     before(async () => {
       const res = await importFiles(org.client, { 'manifest.json': JSON.stringify(linearLike('@field/linear', provider.url)) });
       expect(res.status, res.text).to.equal(201);
-      const put = await org.client.request('PUT', '/api/integrations/@field/linear/auths/primary/oauth-client', { body: { client_id: CLIENT_ID, client_secret: CLIENT_SECRET } });
+      const put = await org.client.request('PUT', '/api/integrations/@field/linear/auths/primary/oauth-client', {
+        body: { client_id: CLIENT_ID, client_secret: CLIENT_SECRET },
+      });
       expect(put.status, put.text).to.equal(201);
     });
 
@@ -244,7 +249,13 @@ describe('real packages as shipped (issue 30)', function () {
         .join('; ');
       const to = new URL(start.headers.get('location')!);
       expect(to.origin + to.pathname).to.equal(`${provider.url}/oauth/authorize`);
-      expect(Object.fromEntries(to.searchParams)).to.include({ response_type: 'code', client_id: CLIENT_ID, redirect_uri: callback, scope: 'read,write', code_challenge_method: 'S256' });
+      expect(Object.fromEntries(to.searchParams)).to.include({
+        response_type: 'code',
+        client_id: CLIENT_ID,
+        redirect_uri: callback,
+        scope: 'read,write',
+        code_challenge_method: 'S256',
+      });
 
       const atProvider = await fetch(to, { redirect: 'manual' });
       expect(atProvider.status).to.equal(302);
@@ -282,7 +293,10 @@ describe('real packages as shipped (issue 30)', function () {
       expect(connectionId, 'connected by the test before').to.be.a('string');
       const imported = await importFiles(org.client, {
         'manifest.json': JSON.stringify(
-          agent('@field/triage', { dependencies: { integrations: { '@field/linear': '^1.0.0' } }, integrations_configuration: { '@field/linear': { tools: ['api_call'] } } }),
+          agent('@field/triage', {
+            dependencies: { integrations: { '@field/linear': '^1.0.0' } },
+            integrations_configuration: { '@field/linear': { tools: ['api_call'] } },
+          }),
         ),
         'prompt.md': 'Triage {{input.topic}}.',
       });
@@ -338,51 +352,61 @@ describe('real packages as shipped (issue 30)', function () {
       expect(res.status, res.text).to.equal(201);
     });
 
-    it("renders input, runId and timeout into the prompt unescaped, then the actor's notes, pins, earlier outputs and uploads; the input still goes as JSON", async () => {
-      const first = `brief-1-${randomBytes(3).toString('hex')}`;
-      model.script(first, [
-        () => toolCall('note', { content: 'the budget doubled' }),
-        () => toolCall('pin', { content: 'always cite sources' }),
-        () => toolCall('output', { summary: 'budget is up' }),
-      ]);
-      const input = { topic: `R&D <budget> ${first}`, tone: 'it\'s "fine"' };
-      const run1 = await runToEnd(org.client, '@field/briefing', input);
-      const system1 = systemFor(model, first);
-      expect(system1.startsWith(
-        ['# Briefing', `Topic: **R&D <budget> ${first}** (it's "fine")`, `Run: \`${run1.id}\`, within 120 s.`, '_No prior context._', ''].join('\n'),
-      ), system1).to.equal(true);
-      expect(system1).not.to.match(/pin: |before: |file: |\{\{/);
-      const user1 = model.requests.find((r) => JSON.stringify(r.body).includes(first))!.body.messages[1];
-      expect(JSON.parse(user1.content)).to.deep.equal(input);
+    it(
+      "renders input, runId and timeout into the prompt unescaped, then the actor's notes, pins, earlier outputs and uploads; the " +
+        'input still goes as JSON',
+      async () => {
+        const first = `brief-1-${randomBytes(3).toString('hex')}`;
+        model.script(first, [
+          () => toolCall('note', { content: 'the budget doubled' }),
+          () => toolCall('pin', { content: 'always cite sources' }),
+          () => toolCall('output', { summary: 'budget is up' }),
+        ]);
+        const input = { topic: `R&D <budget> ${first}`, tone: 'it\'s "fine"' };
+        const run1 = await runToEnd(org.client, '@field/briefing', input);
+        const system1 = systemFor(model, first);
+        expect(
+          system1.startsWith(
+            ['# Briefing', `Topic: **R&D <budget> ${first}** (it's "fine")`, `Run: \`${run1.id}\`, within 120 s.`, '_No prior context._', ''].join('\n'),
+          ),
+          system1,
+        ).to.equal(true);
+        expect(system1).not.to.match(/pin: |before: |file: |\{\{/);
+        const user1 = model.requests.find((r) => JSON.stringify(r.body).includes(first))!.body.messages[1];
+        expect(JSON.parse(user1.content)).to.deep.equal(input);
 
-      // A second run by the same person: what the first left behind, and an upload.
-      const doc = Buffer.from('Q3 numbers\n');
-      const up = await org.client.post('/api/uploads', { name: 'q3.txt', contentType: 'text/plain', size: doc.length });
-      expect(up.status, up.text).to.equal(201);
-      const u = new URL(up.body.uploadUrl);
-      const put = await new Client(api.url).request('PUT', u.pathname + u.search, { raw: doc, headers: { 'content-type': 'application/octet-stream' } });
-      expect(put.status, put.text).to.equal(200);
-      const second = `brief-2-${randomBytes(3).toString('hex')}`;
-      const run2 = await runToEnd(org.client, '@field/briefing', { topic: second, document: up.body.id });
-      const system2 = systemFor(model, second);
-      expect(system2).to.include(`Run: \`${run2.id}\``);
-      expect(system2).to.include('- note: the budget doubled\n');
-      expect(system2).not.to.include('_No prior context._');
-      expect(system2).to.include('pin: always cite sources\n');
-      expect(system2).to.include(`before: ${run1.id} said budget is up\n`);
-      expect(system2).to.include(`file: q3.txt at /workspace/input/document/q3.txt (${doc.length} bytes, text/plain)\n`);
+        // A second run by the same person: what the first left behind, and an upload.
+        const doc = Buffer.from('Q3 numbers\n');
+        const up = await org.client.post('/api/uploads', { name: 'q3.txt', contentType: 'text/plain', size: doc.length });
+        expect(up.status, up.text).to.equal(201);
+        const u = new URL(up.body.uploadUrl);
+        const put = await new Client(api.url).request('PUT', u.pathname + u.search, { raw: doc, headers: { 'content-type': 'application/octet-stream' } });
+        expect(put.status, put.text).to.equal(200);
+        const second = `brief-2-${randomBytes(3).toString('hex')}`;
+        const run2 = await runToEnd(org.client, '@field/briefing', { topic: second, document: up.body.id });
+        const system2 = systemFor(model, second);
+        expect(system2).to.include(`Run: \`${run2.id}\``);
+        expect(system2).to.include('- note: the budget doubled\n');
+        expect(system2).not.to.include('_No prior context._');
+        expect(system2).to.include('pin: always cite sources\n');
+        expect(system2).to.include(`before: ${run1.id} said budget is up\n`);
+        expect(system2).to.include(`file: q3.txt at /workspace/input/document/q3.txt (${doc.length} bytes, text/plain)\n`);
 
-      // Another person's run of the same agent sees none of it.
-      const member = await newMember(api, org, 'member', 'field-member');
-      const third = `brief-3-${randomBytes(3).toString('hex')}`;
-      await runToEnd(member.client, '@field/briefing', { topic: third });
-      const system3 = systemFor(model, third);
-      expect(system3).to.include('_No prior context._');
-      expect(system3).not.to.match(/note: |pin: |before: /);
-    });
+        // Another person's run of the same agent sees none of it.
+        const member = await newMember(api, org, 'member', 'field-member');
+        const third = `brief-3-${randomBytes(3).toString('hex')}`;
+        await runToEnd(member.client, '@field/briefing', { topic: third });
+        const system3 = systemFor(model, third);
+        expect(system3).to.include('_No prior context._');
+        expect(system3).not.to.match(/note: |pin: |before: /);
+      },
+    );
 
     it('refuses at import a prompt.md that does not parse, naming the line; SKILL.md is not a template', async () => {
-      const bad = await importFiles(org.client, { 'manifest.json': JSON.stringify(agent('@field/unclosed')), 'prompt.md': '# Title\n\n{{#input.items}}\n- {{.}}\n' });
+      const bad = await importFiles(org.client, {
+        'manifest.json': JSON.stringify(agent('@field/unclosed')),
+        'prompt.md': '# Title\n\n{{#input.items}}\n- {{.}}\n',
+      });
       expectProblem(bad, 400, 'validation_failed');
       expect(bad.body.errors[0]).to.include({ field: 'prompt.md', code: 'invalid_template', line: 3 });
       expect(bad.body.detail).to.equal('prompt.md is not a valid Mustache template: line 3, column 1: Unclosed section "input.items"');
@@ -400,7 +424,10 @@ describe('real packages as shipped (issue 30)', function () {
       const pkg = await api.knex('packages').where({ org_id: org.orgId, scope: '@field', name: 'legacy' }).first();
       const version = await api.knex('package_versions').where({ package_id: pkg.id, version: '1.0.0' }).first();
       const files = { ...version.files, 'prompt.md': { encoding: 'utf8', content: 'Summarize.\n{{#input.topic}}' } };
-      await api.knex('package_versions').where({ package_id: pkg.id, version: '1.0.0' }).update({ files: JSON.stringify(files) });
+      await api
+        .knex('package_versions')
+        .where({ package_id: pkg.id, version: '1.0.0' })
+        .update({ files: JSON.stringify(files) });
       const run = await org.client.post('/api/agents/@field/legacy/run', { input: { topic: 'x' } });
       expect(run.status, run.text).to.equal(201);
       const done = await org.client.get(`/api/runs/${run.body.id}?wait=30`);

@@ -9,7 +9,6 @@ import { TEST_SECRETS_KEY } from '../support/worker.ts';
 
 const DAY = 24 * 3600 * 1000;
 
-
 function sessionCookie(res: Res): string | undefined {
   return res.headers.getSetCookie().find((c) => c.startsWith('svc.session_token='));
 }
@@ -208,7 +207,10 @@ describe('Auth', () => {
       expect(next.status).to.equal(200);
       expect(sessionCookie(next)).to.equal(undefined);
 
-      await api.knex('sessions').where({ id: row.id }).update({ expires_at: new Date(Date.now() - 1000) });
+      await api
+        .knex('sessions')
+        .where({ id: row.id })
+        .update({ expires_at: new Date(Date.now() - 1000) });
       expectProblem(await client.get('/api/auth/session'), 401, 'unauthorized');
     });
   });

@@ -129,7 +129,16 @@ describe('bulk run operations', function () {
     const originals = [await finished('restart-1', limited.client), await finished('restart-2', limited.client)];
     // The organization is at max_concurrent_per_org (4): rows standing for live runs.
     const template = await api.knex('runs').where({ id: originals[0].id }).first();
-    const blockers = Array.from({ length: 4 }, (_, i) => ({ ...template, id: `run_blocker${i}${Date.now()}`, status: 'running', finished_at: null, result: null, input: JSON.stringify(template.input), connections: JSON.stringify(template.connections), usage: JSON.stringify(template.usage) }));
+    const blockers = Array.from({ length: 4 }, (_, i) => ({
+      ...template,
+      id: `run_blocker${i}${Date.now()}`,
+      status: 'running',
+      finished_at: null,
+      result: null,
+      input: JSON.stringify(template.input),
+      connections: JSON.stringify(template.connections),
+      usage: JSON.stringify(template.usage),
+    }));
     await api.knex('runs').insert(blockers);
     const res = await limited.client.post('/api/runs/bulk/replay', { filter: { packageId: '@bulk/agent', status: 'success' } });
     expect(res.status, res.text).to.equal(202);
@@ -140,7 +149,13 @@ describe('bulk run operations', function () {
     // Stop the worker mid-job, free the limit, and let another worker finish it.
     await worker!.stop();
     worker = undefined;
-    await api.knex('runs').whereIn('id', blockers.map((b) => b.id)).update({ status: 'cancelled', finished_at: new Date() });
+    await api
+      .knex('runs')
+      .whereIn(
+        'id',
+        blockers.map((b) => b.id),
+      )
+      .update({ status: 'cancelled', finished_at: new Date() });
     worker = await startTestWorker({ PLATFORM_RUN_LIMITS: LIMITS });
     const done = await job(res.body.id, limited.client);
     expect(done).to.include({ total: 2, processed: 2, succeeded: 2, failed: 0 });
@@ -159,7 +174,11 @@ describe('bulk run operations', function () {
     expectProblem(await org.client.post('/api/runs/bulk/cancel', { filter: {} }), 400, 'validation_failed');
     expectProblem(await org.client.post('/api/runs/bulk/cancel', {}), 400, 'validation_failed');
     expectProblem(await org.client.post('/api/runs/bulk/cancel', { filter: { status: 'done' } }), 400, 'validation_failed');
-    expectProblem(await org.client.post('/api/runs/bulk/cancel', { filter: { ids: Array.from({ length: 1001 }, (_, i) => `run_x${i}`) } }), 400, 'validation_failed');
+    expectProblem(
+      await org.client.post('/api/runs/bulk/cancel', { filter: { ids: Array.from({ length: 1001 }, (_, i) => `run_x${i}`) } }),
+      400,
+      'validation_failed',
+    );
     expectProblem(
       await org.client.post('/api/runs/bulk/cancel', { filter: { createdAfter: '2026-01-02T00:00:00Z', createdBefore: '2026-01-01T00:00:00Z' } }),
       400,

@@ -90,8 +90,22 @@ describe('chat sessions (chat module)', function () {
     const first = await org.client.post(`/api/chat/sessions/${session.id}/messages`, { content: `Hi there ${marker}` });
     expect(first.status, first.text).to.equal(200);
     expect(first.body.object).to.equal('chat_exchange');
-    expect(first.body.message).to.include({ object: 'chat_message', role: 'user', seq: 1, content: `Hi there ${marker}`, status: 'completed', sessionId: session.id });
-    expect(first.body.reply).to.include({ role: 'assistant', seq: 2, content: 'Hello! How can I help?', status: 'completed', error: null, replyTo: first.body.message.id });
+    expect(first.body.message).to.include({
+      object: 'chat_message',
+      role: 'user',
+      seq: 1,
+      content: `Hi there ${marker}`,
+      status: 'completed',
+      sessionId: session.id,
+    });
+    expect(first.body.reply).to.include({
+      role: 'assistant',
+      seq: 2,
+      content: 'Hello! How can I help?',
+      status: 'completed',
+      error: null,
+      replyTo: first.body.message.id,
+    });
     expect(first.body.reply.usage).to.include({ inputTokens: 12, outputTokens: 3 });
 
     const second = await org.client.post(`/api/chat/sessions/${session.id}/messages`, { content: 'What is the capital of France?' });
@@ -138,8 +152,12 @@ describe('chat sessions (chat module)', function () {
     expect(otherFeed.frames.filter((f) => f.event === 'chat_session_update')).to.deep.equal([]);
   });
 
-  it('renders the agent\'s prompt as a Mustache template, as runs do (issue 30)', async () => {
-    await importAgent(org.client, { name: '@chat/templated', prompt: 'You serve session {{runId}} with {{timeout}} s per turn.{{#checkpoint}} Pin: {{.}}{{/checkpoint}}', timeout: 45 });
+  it("renders the agent's prompt as a Mustache template, as runs do (issue 30)", async () => {
+    await importAgent(org.client, {
+      name: '@chat/templated',
+      prompt: 'You serve session {{runId}} with {{timeout}} s per turn.{{#checkpoint}} Pin: {{.}}{{/checkpoint}}',
+      timeout: 45,
+    });
     const marker = `tmpl-${randomBytes(4).toString('hex')}`;
     model.script(marker, [() => textAnswer('ok')]);
     const opened = await org.client.post('/api/chat/sessions', { packageId: '@chat/templated' });
@@ -153,7 +171,7 @@ describe('chat sessions (chat module)', function () {
     expect(system.content).to.not.include('{{');
   });
 
-  it('lists the caller\'s sessions newest first with a cursor, and hides them from everyone else', async () => {
+  it("lists the caller's sessions newest first with a cursor, and hides them from everyone else", async () => {
     const a = await open();
     const b = await open();
     const page = await org.client.get('/api/chat/sessions?limit=1');

@@ -80,7 +80,11 @@ describe('clients of this interface: log entries, run usage, OAuth client scopes
       outputCostPerMTok: 2,
     });
     expect(created.status, created.text).to.equal(201);
-    await importAgent(org.client, { name: '@interop/summarizer', input: { type: 'object', properties: { topic: { type: 'string' } } }, output: SUMMARY_SCHEMA });
+    await importAgent(org.client, {
+      name: '@interop/summarizer',
+      input: { type: 'object', properties: { topic: { type: 'string' } } },
+      output: SUMMARY_SCHEMA,
+    });
     openapi = (await org.client.get('/api/openapi.json')).body;
   });
   after(async () => {
@@ -131,52 +135,55 @@ describe('clients of this interface: log entries, run usage, OAuth client scopes
     expect(Object.keys(schema.properties), `${what}: every field is published`).to.include.members(Object.keys(value));
   }
 
-  it("gives each log entry id, runId and the type/event pair the CLI renders (kind keeps ours); pages by since=<id>; the run carries tokenUsage and cost", async () => {
-    model.script('interop-ok', [
-      () => toolCall('log', { level: 'info', message: 'thinking' }),
-      () => toolCall('note', { content: 'remember this' }),
-      () => toolCall('output', { summary: 'All good' }),
-    ]);
-    const id = await launch('interop-ok');
-    const run = await waitDone(key.client, id);
-    expect(run.status, run.error).to.equal('success');
+  it(
+    'gives each log entry id, runId and the type/event pair the CLI renders (kind keeps ours); pages by since=<id>; the run carries ' + 'tokenUsage and cost',
+    async () => {
+      model.script('interop-ok', [
+        () => toolCall('log', { level: 'info', message: 'thinking' }),
+        () => toolCall('note', { content: 'remember this' }),
+        () => toolCall('output', { summary: 'All good' }),
+      ]);
+      const id = await launch('interop-ok');
+      const run = await waitDone(key.client, id);
+      expect(run.status, run.error).to.equal('success');
 
-    // Two entries a page, so the CLI's cursor is exercised.
-    const { entries, pages } = await cliLogs(key.client, id, 2);
-    expect(pages).to.be.greaterThan(2);
-    expect(entries.map((e) => e.seq)).to.deep.equal([...entries.keys()].map((i) => i + 1));
-    for (const e of entries) {
-      expect(e.id, 'id equals seq').to.equal(e.seq);
-      expect(e).to.include({ object: 'run_log', runId: id });
-    }
-    const pairs = entries.map((e) => `${e.kind} ${e.type}/${e.event}`);
-    expect(pairs).to.deep.equal([
-      'status progress/progress',
-      'agent progress/progress',
-      'note progress/progress',
-      'output result/output',
-      'status system/run_completed',
-    ]);
-    expect(entries.find((e) => e.kind === 'note')!.data).to.include({ tool: 'note' });
-    expect(entries.find((e) => e.kind === 'agent')).not.to.have.property('data');
+      // Two entries a page, so the CLI's cursor is exercised.
+      const { entries, pages } = await cliLogs(key.client, id, 2);
+      expect(pages).to.be.greaterThan(2);
+      expect(entries.map((e) => e.seq)).to.deep.equal([...entries.keys()].map((i) => i + 1));
+      for (const e of entries) {
+        expect(e.id, 'id equals seq').to.equal(e.seq);
+        expect(e).to.include({ object: 'run_log', runId: id });
+      }
+      const pairs = entries.map((e) => `${e.kind} ${e.type}/${e.event}`);
+      expect(pairs).to.deep.equal([
+        'status progress/progress',
+        'agent progress/progress',
+        'note progress/progress',
+        'output result/output',
+        'status system/run_completed',
+      ]);
+      expect(entries.find((e) => e.kind === 'note')!.data).to.include({ tool: 'note' });
+      expect(entries.find((e) => e.kind === 'agent')).not.to.have.property('data');
 
-    // What a user of the CLI sees.
-    expect(entries.map(cliLine).filter(Boolean)).to.deep.equal(['→ Run started', '→ thinking', '→ tool: note', 'output {"summary":"All good"}']);
-    expect(run.usage).to.deep.equal({ inputTokens: 30, outputTokens: 15, costUsd: 0.00006 });
-    expect(run.tokenUsage).to.deep.equal({ input_tokens: 30, output_tokens: 15 });
-    expect(run.cost).to.equal(0.00006);
-    expect(cliClosingLine(run)).to.equal('∑ tokens in=30 out=15 $0.00006');
+      // What a user of the CLI sees.
+      expect(entries.map(cliLine).filter(Boolean)).to.deep.equal(['→ Run started', '→ thinking', '→ tool: note', 'output {"summary":"All good"}']);
+      expect(run.usage).to.deep.equal({ inputTokens: 30, outputTokens: 15, costUsd: 0.00006 });
+      expect(run.tokenUsage).to.deep.equal({ input_tokens: 30, output_tokens: 15 });
+      expect(run.cost).to.equal(0.00006);
+      expect(cliClosingLine(run)).to.equal('∑ tokens in=30 out=15 $0.00006');
 
-    // The published schemas say so too.
-    const page = (await key.client.get(`/api/runs/${id}/logs`)).body;
-    expectPublished(published('/api/runs/{id}/logs', 'get').properties.data.items, page.data[3], 'log entry');
-    expect(published('/api/runs/{id}/logs', 'get').properties.data.items.required).to.include.members(['id', 'runId', 'type', 'event', 'kind']);
-    expectPublished(published('/api/runs/{id}', 'get'), run, 'run');
-    expect(published('/api/runs/{id}', 'get').required).to.include.members(['tokenUsage', 'cost']);
-    // The list of runs shows the same figures.
-    const listed = (await key.client.get('/api/runs?limit=100')).body.data.find((r: any) => r.id === id);
-    expect(listed).to.deep.include({ tokenUsage: { input_tokens: 30, output_tokens: 15 }, cost: 0.00006 });
-  });
+      // The published schemas say so too.
+      const page = (await key.client.get(`/api/runs/${id}/logs`)).body;
+      expectPublished(published('/api/runs/{id}/logs', 'get').properties.data.items, page.data[3], 'log entry');
+      expect(published('/api/runs/{id}/logs', 'get').properties.data.items.required).to.include.members(['id', 'runId', 'type', 'event', 'kind']);
+      expectPublished(published('/api/runs/{id}', 'get'), run, 'run');
+      expect(published('/api/runs/{id}', 'get').required).to.include.members(['tokenUsage', 'cost']);
+      // The list of runs shows the same figures.
+      const listed = (await key.client.get('/api/runs?limit=100')).body.data.find((r: any) => r.id === id);
+      expect(listed).to.deep.include({ tokenUsage: { input_tokens: 30, output_tokens: 15 }, cost: 0.00006 });
+    },
+  );
 
   it('names a runtime error system/adapter_error; a run without model usage has tokenUsage and cost null', async () => {
     model.script('interop-broken', [() => ({ status: 500, body: { error: { message: 'upstream exploded' } } })]);
@@ -200,7 +207,8 @@ describe('clients of this interface: log entries, run usage, OAuth client scopes
     model.script('interop-sse', [() => toolCall('note', { content: 'streamed' }), () => toolCall('output', { summary: 'streamed' })]);
     const id = await launch('interop-sse');
     await waitDone(key.client, id);
-    for (const f of [verbose, plain]) await f.waitFor((x) => x.event === 'run_log' && x.data.runId === id && x.data.event === 'run_completed', 20_000, 'the closing entry');
+    for (const f of [verbose, plain])
+      await f.waitFor((x) => x.event === 'run_log' && x.data.runId === id && x.data.event === 'run_completed', 20_000, 'the closing entry');
 
     const frameSchema = openapi.paths['/api/realtime/runs'].get['x-sse-frames'].run_log.schema;
     expect(frameSchema.required).to.include.members(['id', 'seq', 'runId', 'type', 'event', 'kind']);
@@ -223,7 +231,8 @@ describe('clients of this interface: log entries, run usage, OAuth client scopes
   });
 
   describe('OAuth clients that list the OpenID scopes', () => {
-    const create = (body: Record<string, unknown>) => org.client.post('/api/oauth/clients', { name: 'Tutorial app', redirect_uris: ['https://app.example.com/cb'], ...body });
+    const create = (body: Record<string, unknown>) =>
+      org.client.post('/api/oauth/clients', { name: 'Tutorial app', redirect_uris: ['https://app.example.com/cb'], ...body });
 
     it('accepts them at every level and in a PATCH; listing them changes nothing', async () => {
       for (const level of ['org', 'space', 'instance']) {

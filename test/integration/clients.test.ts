@@ -23,7 +23,13 @@ describe('real clients', function () {
     services = await startRunServices({ output: { summary: 'done' } });
     api = services.api;
     org = await newOrg(api, 'clients');
-    const model = await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: services.model.url, model: 'm', isDefault: true });
+    const model = await org.client.post('/api/models', {
+      name: 'fake',
+      provider: 'openai-compatible',
+      baseUrl: services.model.url,
+      model: 'm',
+      isDefault: true,
+    });
     expect(model.status, model.text).to.equal(201);
     for (const version of VERSIONS) await importAgent(org.client, { name: AGENT, version, output: OUTPUT });
     key = await newKey(api, org.client, { name: 'github action' });
@@ -69,7 +75,9 @@ describe('real clients', function () {
 
   it('keeps the documented SSE parameters: token, orgId, spaceId, channels, verbose', async () => {
     const byKey = await new Feed(`${api.url}/api/realtime/runs?token=${key.key}&channels=run_update&verbose=true`).opened();
-    const bySession = await new Feed(`${api.url}/api/realtime/runs?orgId=${org.orgId}&spaceId=${org.defaultSpaceId}&channels=run_update`, { cookie: org.client.cookie }).opened();
+    const bySession = await new Feed(`${api.url}/api/realtime/runs?orgId=${org.orgId}&spaceId=${org.defaultSpaceId}&channels=run_update`, {
+      cookie: org.client.cookie,
+    }).opened();
     try {
       const run = await launch(key.client, '');
       for (const feed of [byKey, bySession]) await feed.waitFor((f) => f.event === 'run_update' && f.data.id === run.id, 30_000, 'run_update');
@@ -87,7 +95,12 @@ describe('real clients', function () {
 
   it('answers 400 naming a query parameter the route does not declare, on every kind of route', async () => {
     const run = await launch(key.client, '');
-    const hook = await org.client.post('/api/webhooks', { level: 'space', spaceId: org.defaultSpaceId, url: services.receiver.url('/x'), events: ['run.success'] });
+    const hook = await org.client.post('/api/webhooks', {
+      level: 'space',
+      spaceId: org.defaultSpaceId,
+      url: services.receiver.url('/x'),
+      events: ['run.success'],
+    });
     expect(hook.status, hook.text).to.equal(201);
     const before = (await org.client.get('/api/runs?limit=100')).body.total;
     const cases: Array<[string, () => Promise<any>, string]> = [
@@ -98,7 +111,17 @@ describe('real clients', function () {
       ['launch', () => key.client.post(`/api/agents/${AGENT}/run?agent-version=1.0.0`, { input: {} }), 'agent-version'],
       ['remote launch', () => key.client.post('/api/runs/remote?ttl=60', { packageId: AGENT }), 'ttl'],
       ['inline launch', () => key.client.post('/api/runs/inline?version=1.0.0', { manifest: {}, prompt: 'x', input: {} }), 'version'],
-      ['webhook create', () => org.client.post('/api/webhooks?dryRun=true', { level: 'space', spaceId: org.defaultSpaceId, url: services.receiver.url('/y'), events: ['run.success'] }), 'dryRun'],
+      [
+        'webhook create',
+        () =>
+          org.client.post('/api/webhooks?dryRun=true', {
+            level: 'space',
+            spaceId: org.defaultSpaceId,
+            url: services.receiver.url('/y'),
+            events: ['run.success'],
+          }),
+        'dryRun',
+      ],
       ['webhook update', () => org.client.patch(`/api/webhooks/${hook.body.id}?force=1`, { enabled: false }), 'force'],
     ];
     for (const [kind, call, param] of cases) {
@@ -130,7 +153,10 @@ describe('real clients', function () {
     const doc = (await org.client.get('/api/openapi.json')).body;
     for (const path of ['/api/agents/{scope}/{name}/run', '/api/runs/remote']) {
       const op = doc.paths[path].post;
-      expect(op.parameters.find((p: any) => p.in === 'query' && p.name === 'version'), path).to.deep.include({ required: false });
+      expect(
+        op.parameters.find((p: any) => p.in === 'query' && p.name === 'version'),
+        path,
+      ).to.deep.include({ required: false });
       expect(op.requestBody.content['application/json'].schema.properties.version.type, path).to.equal('string');
     }
     const queryOf = (path: string, method = 'get') => doc.paths[path][method].parameters.filter((p: any) => p.in === 'query').map((p: any) => p.name);

@@ -185,7 +185,12 @@ describe('hosted connect form', function () {
       expect(res.status).to.equal(200);
       expect(res.headers.get('content-type')).to.equal('text/html; charset=utf-8');
       const csp = res.headers.get('content-security-policy')!;
-      const directives = Object.fromEntries(csp.split(';').map((d) => d.trim().split(/\s+/)).map(([k, ...v]) => [k, v.join(' ')]));
+      const directives = Object.fromEntries(
+        csp
+          .split(';')
+          .map((d) => d.trim().split(/\s+/))
+          .map(([k, ...v]) => [k, v.join(' ')]),
+      );
       expect(directives).to.include({ 'default-src': "'none'", 'form-action': "'self'", 'frame-ancestors': "'none'", 'base-uri': "'none'" });
       expect(directives['style-src']).to.match(/^'sha256-[A-Za-z0-9+/]+=*'$/);
       expect(csp).not.to.match(/script-src|unsafe-inline|unsafe-eval/);
@@ -236,7 +241,10 @@ describe('hosted connect form', function () {
       const { cookie, csrf } = await open(p);
       const { sha256Hex } = await import('../../shared/crypto.ts');
       const before = await api.knex('connections').count('* as n').first();
-      await api.knex('connect_sessions').where({ token_hash: sha256Hex(token) }).update({ expires_at: new Date(Date.now() - 1000) });
+      await api
+        .knex('connect_sessions')
+        .where({ token_hash: sha256Hex(token) })
+        .update({ expires_at: new Date(Date.now() - 1000) });
       expect((await get(p)).status).to.equal(410);
       const late = await submit({ token, csrf, 'field.api_key': 'sk-expired-123' }, cookie);
       expect(late.status).to.equal(410);
@@ -290,10 +298,18 @@ describe('hosted connect form', function () {
       expect(short.html).to.include('<span class="error" id="f-api_key-error">Must NOT have fewer than 8 characters.</span>');
       expect(short.html).not.to.include('value="short"'); // a secret never comes back into the page
       // still usable: the form's types are converted to the schema's
-      const ok = await submit({ token, csrf, 'field.api_key': 'sk-typed-12345', 'field.account_number': '42', 'field.sandbox': 'true', 'field.region_code': 'us' }, cookie);
+      const ok = await submit(
+        { token, csrf, 'field.api_key': 'sk-typed-12345', 'field.account_number': '42', 'field.sandbox': 'true', 'field.region_code': 'us' },
+        cookie,
+      );
       expect(ok.status, ok.html).to.equal(200);
       const row = await api.knex('connections').where({ integration_package_id: '@acme/crm' }).orderBy('created_at', 'desc').first();
-      expect(openCredentials(Buffer.from(TEST_SECRETS_KEY, 'base64'), row)).to.deep.equal({ api_key: 'sk-typed-12345', account_number: 42, sandbox: true, region_code: 'us' });
+      expect(openCredentials(Buffer.from(TEST_SECRETS_KEY, 'base64'), row)).to.deep.equal({
+        api_key: 'sk-typed-12345',
+        account_number: 42,
+        sandbox: true,
+        region_code: 'us',
+      });
     });
 
     it('re-shows the form with 502 and the refusal at the top when the login is refused; the right password then connects once', async () => {
@@ -341,7 +357,8 @@ describe('hosted connect form', function () {
       expect(await api.knex('connections').count('* as n').first()).to.deep.equal(before);
       const row = await api.knex('connections').where({ id: conn.id }).first();
       expect(row.needs_reconnection).to.equal(false);
-      expect(openCredentials(Buffer.from(TEST_SECRETS_KEY, 'base64'), row)).to.deep.equal({ api_key: 'sk-second-00000', sandbox: false }); // an unchecked box is false
+      // an unchecked box is false
+      expect(openCredentials(Buffer.from(TEST_SECRETS_KEY, 'base64'), row)).to.deep.equal({ api_key: 'sk-second-00000', sandbox: false });
     });
 
     it('only a urlencoded form is accepted', async () => {
@@ -398,7 +415,9 @@ describe('hosted connect form', function () {
         await page.screenshot({ path: path.join(ARTIFACTS, 'connect-form.png'), fullPage: true });
         await Promise.all([page.waitForURL('**/api/integrations/connect/submit'), page.click('button[type=submit]')]);
         expect(await page.textContent('h1')).to.equal('Acme CRM');
-        expect(await page.textContent('main')).to.include('Connected to Acme CRM as').and.include('You can close this window.');
+        expect(await page.textContent('main'))
+          .to.include('Connected to Acme CRM as')
+          .and.include('You can close this window.');
         await page.screenshot({ path: path.join(ARTIFACTS, 'connect-success.png'), fullPage: true });
         expect(violations).to.deep.equal([]);
 
@@ -409,7 +428,12 @@ describe('hosted connect form', function () {
         expect(newest).to.include({ integration_package_id: '@acme/crm', auth_key: 'main' });
         expect(await page.textContent('strong')).to.equal(newest.label);
         const row = await api.knex('connections').where({ id: newest.id }).first();
-        expect(openCredentials(Buffer.from(TEST_SECRETS_KEY, 'base64'), row)).to.deep.equal({ api_key: 'sk-browser-1234', region_code: 'eu', account_number: 7, sandbox: true });
+        expect(openCredentials(Buffer.from(TEST_SECRETS_KEY, 'base64'), row)).to.deep.equal({
+          api_key: 'sk-browser-1234',
+          region_code: 'eu',
+          account_number: 7,
+          sandbox: true,
+        });
 
         // going back and submitting again: the link is used up
         await page.goto(api.url + p);

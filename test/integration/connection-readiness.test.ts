@@ -49,7 +49,10 @@ async function importAll(client: Client): Promise<void> {
   await importManifest(client, agentManifest({ name: '@ready/agent', dependencies: DEPENDS }), 'Use the CRM.');
   await importManifest(
     client,
-    { ...agentManifest({ name: '@ready/scoped', dependencies: DEPENDS }), integrations_configuration: { '@acme/crm': { auth_key: 'oauth', scopes: ['read', 'write'], tools: [] } } },
+    {
+      ...agentManifest({ name: '@ready/scoped', dependencies: DEPENDS }),
+      integrations_configuration: { '@acme/crm': { auth_key: 'oauth', scopes: ['read', 'write'], tools: [] } },
+    },
     'Use the CRM with scopes.',
   );
   await importManifest(client, agentManifest({ name: '@ready/plain' }), 'No integrations.');
@@ -76,13 +79,18 @@ describe('connection readiness and launch refusal', function () {
     await importAll(org.client);
   });
   after(async () => {
-    for (const id of schedules) await temporal?.schedule.getHandle(id).delete().catch(() => undefined);
+    for (const id of schedules)
+      await temporal?.schedule
+        .getHandle(id)
+        .delete()
+        .catch(() => undefined);
     await connection?.close();
     await services?.stop();
   });
 
   const readiness = (agent = '@ready/agent', client = org.client) => client.get(`/api/agents/${agent}/connection-readiness`);
-  const connect = (client: Client, apiKey: string) => client.post('/api/integrations/@acme/crm/auths/main/connect/fields', { credentials: { api_key: apiKey } });
+  const connect = (client: Client, apiKey: string) =>
+    client.post('/api/integrations/@acme/crm/auths/main/connect/fields', { credentials: { api_key: apiKey } });
   const at = (tag: string) => receiver.requests.filter((r) => r.path === `/${tag}`);
   async function until(tag: string, n: number): Promise<Received[]> {
     for (let i = 0; i < 150 && at(tag).length < n; i++) await new Promise((r) => setTimeout(r, 100));
@@ -104,7 +112,15 @@ describe('connection readiness and launch refusal', function () {
       object: 'connection_readiness',
       ready: false,
       integrations: [
-        { packageId: '@acme/crm', auth_key: 'main', status: 'missing', connection_id: null, candidate_connections: [], required_scopes: [], missing_scopes: [] },
+        {
+          packageId: '@acme/crm',
+          auth_key: 'main',
+          status: 'missing',
+          connection_id: null,
+          candidate_connections: [],
+          required_scopes: [],
+          missing_scopes: [],
+        },
       ],
     });
     expect((await readiness('@ready/plain')).body).to.deep.equal({ object: 'connection_readiness', ready: true, integrations: [] });
@@ -113,45 +129,69 @@ describe('connection readiness and launch refusal', function () {
     expectProblem(await readiness('@ready/agent', other.client), 404, 'not_found');
   });
 
-  it('refuses a launch without a connection: 409 connection_missing with every field, a fresh link, no run, and a signed run.connection_missing event', async () => {
-    const hook = await org.client.post('/api/webhooks', { level: 'space', spaceId: org.defaultSpaceId, url: receiver.url('/missing'), events: ['run.connection_missing'] });
-    expect(hook.status, hook.text).to.equal(201);
-    const res = await org.client.post('/api/agents/@ready/agent/run', { input: {} });
-    expectProblem(res, 409, 'connection_missing');
-    expect(res.body.errors).to.have.length(1);
-    const e = res.body.errors[0];
-    expect(e).to.include({
-      field: 'manifest.dependencies.integrations.@acme/crm',
-      code: 'connection_missing',
-      packageId: '@acme/crm',
-      auth_key: 'main',
-      required_auth_key: null,
-    });
-    expect(e.message).to.be.a('string').and.contain('@acme/crm');
-    expect(e.available_auth_keys).to.deep.equal(['main', 'oauth']);
-    expect(e.candidate_connections).to.deep.equal([]);
-    expect(e.missing_scopes).to.deep.equal([]);
-    expect(e.required_scopes).to.deep.equal([]);
-    expect(e.connect_url).to.match(/\/api\/integrations\/connect\/start\?token=/);
-    expect(Date.parse(e.expiresAt) - Date.now()).to.be.within(9 * 60_000, 10 * 60_000 + 5000);
-    // The link is live: it opens the hosted form (as the caller, for this auth).
-    const form = await fetch(api.url + new URL(e.connect_url).pathname + new URL(e.connect_url).search);
-    expect(form.status).to.equal(200);
-    expect(await form.text()).to.contain('api_key');
-    const session = await api.knex('connect_sessions').where({ integration_package_id: '@acme/crm', owner_id: org.userId }).orderBy('created_at', 'desc').first();
-    expect(session).to.include({ auth_key: 'main', owner_type: 'user', space_id: org.defaultSpaceId });
-    expect(await agentRunCount(org.client, '@ready/agent')).to.equal(0);
+  it(
+    'refuses a launch without a connection: 409 connection_missing with every field, a fresh link, no run, and a signed run.connection_missing ' + 'event',
+    async () => {
+      const hook = await org.client.post('/api/webhooks', {
+        level: 'space',
+        spaceId: org.defaultSpaceId,
+        url: receiver.url('/missing'),
+        events: ['run.connection_missing'],
+      });
+      expect(hook.status, hook.text).to.equal(201);
+      const res = await org.client.post('/api/agents/@ready/agent/run', { input: {} });
+      expectProblem(res, 409, 'connection_missing');
+      expect(res.body.errors).to.have.length(1);
+      const e = res.body.errors[0];
+      expect(e).to.include({
+        field: 'manifest.dependencies.integrations.@acme/crm',
+        code: 'connection_missing',
+        packageId: '@acme/crm',
+        auth_key: 'main',
+        required_auth_key: null,
+      });
+      expect(e.message).to.be.a('string').and.contain('@acme/crm');
+      expect(e.available_auth_keys).to.deep.equal(['main', 'oauth']);
+      expect(e.candidate_connections).to.deep.equal([]);
+      expect(e.missing_scopes).to.deep.equal([]);
+      expect(e.required_scopes).to.deep.equal([]);
+      expect(e.connect_url).to.match(/\/api\/integrations\/connect\/start\?token=/);
+      expect(Date.parse(e.expiresAt) - Date.now()).to.be.within(9 * 60_000, 10 * 60_000 + 5000);
+      // The link is live: it opens the hosted form (as the caller, for this auth).
+      const form = await fetch(api.url + new URL(e.connect_url).pathname + new URL(e.connect_url).search);
+      expect(form.status).to.equal(200);
+      expect(await form.text()).to.contain('api_key');
+      const session = await api
+        .knex('connect_sessions')
+        .where({ integration_package_id: '@acme/crm', owner_id: org.userId })
+        .orderBy('created_at', 'desc')
+        .first();
+      expect(session).to.include({ auth_key: 'main', owner_type: 'user', space_id: org.defaultSpaceId });
+      expect(await agentRunCount(org.client, '@ready/agent')).to.equal(0);
 
-    const [delivery] = await until('missing', 1);
-    const verified = new Webhook(hook.body.secret).verify(delivery.body, delivery.headers as Record<string, string>) as any;
-    expect(verified).to.include({ object: 'event', type: 'run.connection_missing' });
-    expect(verified.id).to.match(/^evt_/);
-    expect(verified.data.object).to.deep.include({ object: 'run_attempt', packageId: '@ready/agent', actor: { type: 'user', id: org.userId } });
-    const [evErr] = verified.data.object.errors;
-    expect(evErr).to.include({ code: 'connection_missing', packageId: '@acme/crm', auth_key: 'main' });
-    expect(evErr).to.have.all.keys('field', 'code', 'message', 'packageId', 'auth_key', 'required_auth_key', 'available_auth_keys', 'connection_id', 'candidate_connections', 'missing_scopes', 'required_scopes');
-    await org.client.delete(`/api/webhooks/${hook.body.id}`);
-  });
+      const [delivery] = await until('missing', 1);
+      const verified = new Webhook(hook.body.secret).verify(delivery.body, delivery.headers as Record<string, string>) as any;
+      expect(verified).to.include({ object: 'event', type: 'run.connection_missing' });
+      expect(verified.id).to.match(/^evt_/);
+      expect(verified.data.object).to.deep.include({ object: 'run_attempt', packageId: '@ready/agent', actor: { type: 'user', id: org.userId } });
+      const [evErr] = verified.data.object.errors;
+      expect(evErr).to.include({ code: 'connection_missing', packageId: '@acme/crm', auth_key: 'main' });
+      expect(evErr).to.have.all.keys(
+        'field',
+        'code',
+        'message',
+        'packageId',
+        'auth_key',
+        'required_auth_key',
+        'available_auth_keys',
+        'connection_id',
+        'candidate_connections',
+        'missing_scopes',
+        'required_scopes',
+      );
+      await org.client.delete(`/api/webhooks/${hook.body.id}`);
+    },
+  );
 
   it('readiness ready after connecting; the launch uses the most recently updated usable connection and records it on the run', async () => {
     const first = await connect(org.client, 'sk-first');
@@ -179,7 +219,7 @@ describe('connection readiness and launch refusal', function () {
     await org.client.get(`/api/runs/${chosen.body.id}?wait=30`);
   });
 
-  it('`connections` naming someone else\'s connection, or none, is 404 naming it; an integration the agent does not use is 400', async () => {
+  it("`connections` naming someone else's connection, or none, is 404 naming it; an integration the agent does not use is 400", async () => {
     const member = await newMember(api, org, 'admin', 'other');
     const theirs = await connect(member.client, 'sk-theirs');
     expect(theirs.status, theirs.text).to.equal(201);
@@ -209,7 +249,11 @@ describe('connection readiness and launch refusal', function () {
     const session = await api.knex('connect_sessions').where({ owner_id: member.userId }).orderBy('created_at', 'desc').first();
     expect(session.connection_id).to.equal(conn.body.id);
     // Choosing it explicitly is refused too (never swapped for another).
-    expectProblem(await member.client.post('/api/agents/@ready/agent/run', { input: {}, connections: { '@acme/crm': conn.body.id } }), 409, 'connection_missing');
+    expectProblem(
+      await member.client.post('/api/agents/@ready/agent/run', { input: {}, connections: { '@acme/crm': conn.body.id } }),
+      409,
+      'connection_missing',
+    );
   });
 
   it('readiness: missing_scopes for an oauth2 auth whose connection lacks a required scope; scopes are not checked for fields auths', async () => {

@@ -128,7 +128,12 @@ describe('connections', function () {
     await importIntegration(org.client, '@acme/login', {
       plain: loginAuth(login.url, '/login'),
       strict: loginAuth(login.url, '/login', {
-        success_criteria: [{ condition: '$statusCode == 200' }, { condition: '$cookie.sid exists' }, { condition: '$header.x-token exists' }, { condition: '$body contains "login ok"' }],
+        success_criteria: [
+          { condition: '$statusCode == 200' },
+          { condition: '$cookie.sid exists' },
+          { condition: '$header.x-token exists' },
+          { condition: '$body contains "login ok"' },
+        ],
       }),
       unmet: loginAuth(login.url, '/login', { success_criteria: [{ condition: '$statusCode in [200, 204]' }, { condition: '$header.x-missing exists' }] }),
       redirect: loginAuth(login.url, '/redirect'),
@@ -150,7 +155,13 @@ describe('connections', function () {
     expect(bad.body.errors[0].field).to.equal('credentials.api_key');
     const res = await org.client.post(`${fields('@acme/fields')}/main/connect/fields`, { credentials: { api_key: 'sk-live-12345678' } });
     expect(res.status, res.text).to.equal(201);
-    expect(res.body).to.include({ object: 'connection', integration_package_id: '@acme/fields', auth_key: 'main', account_id: 'default', needs_reconnection: false });
+    expect(res.body).to.include({
+      object: 'connection',
+      integration_package_id: '@acme/fields',
+      auth_key: 'main',
+      account_id: 'default',
+      needs_reconnection: false,
+    });
     expect(res.body.id).to.match(/^conn_/);
     expect(res.body.label).to.be.a('string').and.not.empty;
     expect(JSON.stringify(res.body)).not.to.include('sk-live-12345678');
@@ -207,12 +218,18 @@ describe('connections', function () {
   it('refreshes a connection in place with connection_id: same id, needs_reconnection false, 200', async () => {
     const first = await org.client.post(`${fields('@acme/fields')}/main/connect/fields`, { credentials: { api_key: 'sk-first-00000' } });
     await api.knex('connections').where({ id: first.body.id }).update({ needs_reconnection: true });
-    const again = await org.client.post(`${fields('@acme/fields')}/main/connect/fields`, { credentials: { api_key: 'sk-second-0000' }, connection_id: first.body.id });
+    const again = await org.client.post(`${fields('@acme/fields')}/main/connect/fields`, {
+      credentials: { api_key: 'sk-second-0000' },
+      connection_id: first.body.id,
+    });
     expect(again.status, again.text).to.equal(200);
     expect(again.body).to.include({ id: first.body.id, needs_reconnection: false });
     const row = await api.knex('connections').where({ id: first.body.id }).first();
     expect(openCredentials(Buffer.from(TEST_SECRETS_KEY, 'base64'), row)).to.deep.equal({ api_key: 'sk-second-0000' });
-    const elsewhere = await org.client.post(`${fields('@acme/login')}/plain/connect/fields`, { credentials: { username: 'a', password: PASSWORD }, connection_id: first.body.id });
+    const elsewhere = await org.client.post(`${fields('@acme/login')}/plain/connect/fields`, {
+      credentials: { username: 'a', password: PASSWORD },
+      connection_id: first.body.id,
+    });
     expectProblem(elsewhere, 404, 'not_found');
   });
 
@@ -228,7 +245,10 @@ describe('connections', function () {
       expectProblem(await c.delete(`/api/connections/${mine.body.id}`), 404, 'not_found');
       expect((await c.get('/api/connections')).body.data.map((x: { id: string }) => x.id)).not.to.include(mine.body.id);
     }
-    const reuse = await member.client.post(`${fields('@acme/fields')}/main/connect/fields`, { credentials: { api_key: 'sk-taken-00000' }, connection_id: mine.body.id });
+    const reuse = await member.client.post(`${fields('@acme/fields')}/main/connect/fields`, {
+      credentials: { api_key: 'sk-taken-00000' },
+      connection_id: mine.body.id,
+    });
     expectProblem(reuse, 404, 'not_found');
     expectProblem(await other.client.post(`${fields('@acme/fields')}/main/connect/fields`, { credentials: { api_key: 'sk-other-00000' } }), 404, 'not_found');
     expect((await org.client.delete(`/api/connections/${mine.body.id}`)).status).to.equal(204);

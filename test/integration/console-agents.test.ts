@@ -32,9 +32,18 @@ const INPUT = {
 
 /** The writer in two versions: the later one with its form's order, hints and file constraints. */
 async function importWriter(client: Client): Promise<void> {
-  await importAgent(client, { name: '@acme/writer', input: { type: 'object', properties: { topic: { type: 'string' } } }, prompt: 'Write about {{input.topic}}.' });
+  await importAgent(client, {
+    name: '@acme/writer',
+    input: { type: 'object', properties: { topic: { type: 'string' } } },
+    prompt: 'Write about {{input.topic}}.',
+  });
   const m = agentManifest({ name: '@acme/writer', version: '1.1.0', input: INPUT });
-  const input = { ...(m.input as object), property_order: ['topic', 'words', 'tone', 'notes', 'draft'], ui_hints: { topic: { placeholder: 'e.g. the tides' } }, file_constraints: { notes: { accept: '.txt,text/plain', max_size: 4096 } } };
+  const input = {
+    ...(m.input as object),
+    property_order: ['topic', 'words', 'tone', 'notes', 'draft'],
+    ui_hints: { topic: { placeholder: 'e.g. the tides' } },
+    file_constraints: { notes: { accept: '.txt,text/plain', max_size: 4096 } },
+  };
   await importManifest(client, { ...m, display_name: 'Writer', description: 'Writes a short text on a topic.', input }, 'Write about {{input.topic}}.');
 }
 
@@ -50,14 +59,21 @@ describe('console: overview and agents (browser)', function () {
   before(async () => {
     // The connect links point at PUBLIC_URL: the API's own address here.
     const port = await freePort();
-    services = await startModelServices({ apiEnv: { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` }, workerEnv: { PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 256 }) } });
+    services = await startModelServices({
+      apiEnv: { PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` },
+      workerEnv: { PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 256 }) },
+    });
     services.model.setFallback(() => toolCall('output', { summary: 'done' }, { prompt_tokens: 1200, completion_tokens: 300 }));
     org = await newOrg(services.api, 'console-agents');
     other = await newOrg(services.api, 'console-agents-other');
     for (const o of [org, other]) await addFakeModel(o.client, services.model, { inputCostPerMTok: 1, outputCostPerMTok: 2 });
     await importWriter(org.client);
     await importIntegration(org.client, '@acme/crm', 'Acme CRM', { main: authorizationAuth(['https://api.acme.test/**'], 'api_key', 'Bearer ') });
-    await importManifest(org.client, { ...agentManifest({ name: '@acme/crm-notes', dependencies: { integrations: { '@acme/crm': '^1.0.0' } } }), display_name: 'CRM notes' }, 'Use the CRM.');
+    await importManifest(
+      org.client,
+      { ...agentManifest({ name: '@acme/crm-notes', dependencies: { integrations: { '@acme/crm': '^1.0.0' } } }), display_name: 'CRM notes' },
+      'Use the CRM.',
+    );
     await importAgent(other.client, { name: '@other/secret', input: { type: 'object', properties: { topic: { type: 'string' } } } });
     base = `${services.api.url}/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}`;
     page = ui.page;
@@ -71,7 +87,9 @@ describe('console: overview and agents (browser)', function () {
     await page.goto(`${base}/agents`);
     expect(await page.textContent('h1')).to.equal('Agents');
     const row = page.locator('tr', { hasText: '@acme/writer' });
-    expect(await row.textContent()).to.include('1.1.0').and.include('Writes a short text');
+    expect(await row.textContent())
+      .to.include('1.1.0')
+      .and.include('Writes a short text');
     expect(await page.locator('tr', { hasText: '@acme/crm-notes' }).count()).to.equal(1);
     expect(await page.content()).not.to.include('@other/secret');
     await Promise.all([page.waitForURL(`${base}/agents/@acme/writer`), row.getByRole('link', { name: 'Writer' }).click()]);
@@ -90,7 +108,9 @@ describe('console: overview and agents (browser)', function () {
     expect(await page.getAttribute('#input-words', 'type')).to.equal('number');
     expect(await page.inputValue('#input-words')).to.equal('100');
     expect(await page.inputValue('#input-tone')).to.equal('plain');
-    expect(await page.textContent('#input-notes-help')).to.include('.txt,text/plain').and.include('4,096 bytes');
+    expect(await page.textContent('#input-notes-help'))
+      .to.include('.txt,text/plain')
+      .and.include('4,096 bytes');
     // the file picker appears with script: it uploads through the API
     await page.waitForSelector('#input-notes-file:not([hidden])');
     expect(await page.getAttribute('#input-notes-file', 'accept')).to.equal('.txt,text/plain');
@@ -154,7 +174,8 @@ describe('console: overview and agents (browser)', function () {
     services.model.script('overview-fails', [() => ({ status: 500, body: { error: 'model down' } })]);
     const failed = await org.client.post('/api/agents/@acme/writer/run', { input: { topic: 'overview-fails' } });
     expect(failed.status, failed.text).to.equal(201);
-    for (const topic of ['overview one', 'overview two']) expect((await org.client.post('/api/agents/@acme/writer/run', { input: { topic } })).status).to.equal(201);
+    for (const topic of ['overview one', 'overview two'])
+      expect((await org.client.post('/api/agents/@acme/writer/run', { input: { topic } })).status).to.equal(201);
     for (const id of (await org.client.get('/api/runs?limit=100')).body.data.map((r: { id: string }) => r.id)) await org.client.get(`/api/runs/${id}?wait=30`);
     await page.goto(`${base}/overview?period=24h`);
     expect(await page.textContent('h1')).to.equal('Overview');
@@ -201,7 +222,11 @@ describe('console: overview and agents (browser)', function () {
     // and a launch of it from this space's form address is refused the same way
     const forged = await page.evaluate(async (action: string) => {
       const csrf = document.querySelector('input[name="csrf"]')?.value ?? '';
-      const res = await fetch(action, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf=${encodeURIComponent(csrf)}&input.topic=stolen` });
+      const res = await fetch(action, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `csrf=${encodeURIComponent(csrf)}&input.topic=stolen`,
+      });
       return res.status;
     }, `${base}/agents/@other/secret/run`);
     expect(forged).to.equal(404);
@@ -211,7 +236,18 @@ describe('console: overview and agents (browser)', function () {
   it('has landmarks and labels (ariaSnapshot), and no CSP violation on any page', async () => {
     await page.goto(`${base}/overview`);
     const overview = await page.locator('body').ariaSnapshot();
-    for (const expected of ['- banner:', '- navigation "Console"', '- main:', 'link "Overview"', 'link "Agents"', 'link "Schedules"', 'combobox "Period"', 'img "Runs by status', 'table "Runs created in the last 24 hours"', 'img "Spend']) {
+    for (const expected of [
+      '- banner:',
+      '- navigation "Console"',
+      '- main:',
+      'link "Overview"',
+      'link "Agents"',
+      'link "Schedules"',
+      'combobox "Period"',
+      'img "Runs by status',
+      'table "Runs created in the last 24 hours"',
+      'img "Spend',
+    ]) {
       expect(overview, expected).to.include(expected);
     }
     await page.goto(`${base}/agents`);
@@ -219,7 +255,18 @@ describe('console: overview and agents (browser)', function () {
     await screenshot(page, 'agents');
     await page.goto(`${base}/agents/@acme/writer`);
     const agent = await page.locator('body').ariaSnapshot();
-    for (const expected of ['navigation "Breadcrumb"', 'region "Launch a run of version 1.1.0"', 'textbox "Topic', 'spinbutton "Words', 'combobox "Tone', 'button "Choose a file for Notes"', 'region "Connections"', 'region "Versions"', 'table "Published versions"', 'region "Recent runs"']) {
+    for (const expected of [
+      'navigation "Breadcrumb"',
+      'region "Launch a run of version 1.1.0"',
+      'textbox "Topic',
+      'spinbutton "Words',
+      'combobox "Tone',
+      'button "Choose a file for Notes"',
+      'region "Connections"',
+      'region "Versions"',
+      'table "Published versions"',
+      'region "Recent runs"',
+    ]) {
       expect(agent, expected).to.include(expected);
     }
     expect(ui.session.violations, ui.session.violations.join('\n')).to.deep.equal([]);

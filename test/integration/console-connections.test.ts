@@ -17,7 +17,9 @@ import { startTestWorker, workerEnv } from '../support/worker.ts';
 const CRM = '@acme/crm';
 const crmAuth = {
   type: 'custom',
-  credentials: { schema: { type: 'object', required: ['api_key'], properties: { api_key: { type: 'string', title: 'API key', writeOnly: true, minLength: 8 } } } },
+  credentials: {
+    schema: { type: 'object', required: ['api_key'], properties: { api_key: { type: 'string', title: 'API key', writeOnly: true, minLength: 8 } } },
+  },
   authorized_uris: ['https://api.acme.test/**'],
   delivery: { http: { in: 'header', name: 'Authorization', prefix: 'Bearer ', value: '{$credential.api_key}' } },
 };
@@ -32,7 +34,8 @@ describe('console: connections (browser)', function () {
   let page: Page;
   let base: string;
 
-  const connectFields = (client = org.client, apiKey = 'sk-live-123456') => client.post(`/api/integrations/${CRM}/auths/key/connect/fields`, { credentials: { api_key: apiKey } });
+  const connectFields = (client = org.client, apiKey = 'sk-live-123456') =>
+    client.post(`/api/integrations/${CRM}/auths/key/connect/fields`, { credentials: { api_key: apiKey } });
   const row = async (id: string) => (await api.knex('connections').where({ id }).first()) as ConnectionRow;
 
   /** From a console page whose connect button was just pressed: follow the link, fill the hosted form, come back. */
@@ -93,13 +96,18 @@ describe('console: connections (browser)', function () {
     expect(await page.textContent('#connections-live')).to.include('changed');
     await screenshot(page, 'connections');
     // Reconnect: a link that refreshes the same connection.
-    await page.locator(`#connection-${id}`).getByRole('button', { name: /^Reconnect/ }).click();
+    await page
+      .locator(`#connection-${id}`)
+      .getByRole('button', { name: /^Reconnect/ })
+      .click();
     expect(await page.textContent('main')).to.include(`refreshes ${id} in place`);
     await throughHostedForm(page, 'sk-live-second-2');
     const after = await row(id);
     expect(after.needs_reconnection).to.equal(false);
     await page.goto(`${base}/connections/${id}`);
-    expect(await page.textContent('#connection-summary')).to.include('Connected').and.include(CRM);
+    expect(await page.textContent('#connection-summary'))
+      .to.include('Connected')
+      .and.include(CRM);
   });
 
   it('deletes a connection from its page', async () => {
@@ -136,7 +144,17 @@ describe('console: connections (browser)', function () {
   it('has landmarks and labels (ariaSnapshot), and no CSP violation on any page', async () => {
     await page.goto(`${base}/connections`);
     const snap = await page.locator('body').ariaSnapshot();
-    for (const expected of ['- banner:', '- navigation "Console"', '- main:', 'link "Connections"', 'heading "Your connections"', 'table "Your connections, newest first"', 'table "Integrations you can connect"', 'button "Connect Acme CRM (key)"', 'columnheader "Status"']) {
+    for (const expected of [
+      '- banner:',
+      '- navigation "Console"',
+      '- main:',
+      'link "Connections"',
+      'heading "Your connections"',
+      'table "Your connections, newest first"',
+      'table "Integrations you can connect"',
+      'button "Connect Acme CRM (key)"',
+      'columnheader "Status"',
+    ]) {
       expect(snap, expected).to.include(expected);
     }
     expect(ui.session.violations, ui.session.violations.join('\n')).to.deep.equal([]);

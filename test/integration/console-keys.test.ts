@@ -78,7 +78,10 @@ describe('console: API keys and members (browser)', function () {
     const key = (await page.textContent('#api-key-secret'))!.trim();
     expect(key).to.match(/^svc_[0-9A-Za-z]{36}$/);
     expect(await page.textContent('.flash')).to.include('not shown again');
-    expect(await page.textContent('ul.scopes')).to.include('runs:read').and.include('agents:run').and.not.include('agents:write');
+    expect(await page.textContent('ul.scopes'))
+      .to.include('runs:read')
+      .and.include('agents:run')
+      .and.not.include('agents:write');
     await page.reload();
     expect(await page.locator('#api-key-secret').count()).to.equal(0);
     expect(await page.content()).not.to.include(key);
@@ -89,7 +92,9 @@ describe('console: API keys and members (browser)', function () {
     expect(listed.scopes).to.have.members(['runs:read', 'agents:run']);
     // Revoked in the console, refused by the API at once.
     await page.goto(`${base}/api-keys`);
-    expect(await page.textContent(`#key-${keyId}`)).to.include('deploy bot').and.include(key.slice(0, 12));
+    expect(await page.textContent(`#key-${keyId}`))
+      .to.include('deploy bot')
+      .and.include(key.slice(0, 12));
     await screenshot(page, 'api-keys');
     await Promise.all([page.waitForURL(`${base}/api-keys`), page.getByRole('button', { name: 'Revoke deploy bot' }).click()]);
     expect(await page.textContent('.flash')).to.include('Revoked');
@@ -102,7 +107,15 @@ describe('console: API keys and members (browser)', function () {
     const theirs = await other.client.post('/api/api-keys', { name: 'theirs' });
     expect(theirs.status, theirs.text).to.equal(201);
     expect(
-      await notNotFound(page, [`${base}/api-keys/${theirs.body.id}`, `${api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/api-keys/${theirs.body.id}`, `${api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/api-keys`], theirs.body.key),
+      await notNotFound(
+        page,
+        [
+          `${base}/api-keys/${theirs.body.id}`,
+          `${api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/api-keys/${theirs.body.id}`,
+          `${api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/api-keys`,
+        ],
+        theirs.body.key,
+      ),
     ).to.deep.equal([]);
     const mine = await org.client.post('/api/api-keys', { name: 'owner key' });
     const builder = await newMember(api, org, 'builder', 'console-keys-builder');
@@ -135,7 +148,10 @@ describe('console: API keys and members (browser)', function () {
     // Joining gave them the member role in the default space: change it, then end it.
     expect(await page.textContent(`#space-member-${person.userId}`)).to.include('member');
     await page.locator(`#role-${person.userId}`).selectOption('preset:viewer');
-    await Promise.all([page.waitForURL(`${base}/members`), page.locator(`#space-member-${person.userId}`).getByRole('button', { name: 'Change role' }).click()]);
+    await Promise.all([
+      page.waitForURL(`${base}/members`),
+      page.locator(`#space-member-${person.userId}`).getByRole('button', { name: 'Change role' }).click(),
+    ]);
     expect(await page.textContent(`#space-member-${person.userId}`)).to.include('viewer');
     const members = (await org.client.get(`/api/spaces/${org.defaultSpaceId}/members`)).body.data;
     expect(members.find((m: any) => m.userId === person.userId)).to.include({ preset_role: 'viewer' });
@@ -174,12 +190,29 @@ describe('console: API keys and members (browser)', function () {
   it('has landmarks and labels (ariaSnapshot), and no CSP violation on any page', async () => {
     await page.goto(`${base}/api-keys`);
     const keys = await page.locator('body').ariaSnapshot();
-    for (const expected of ['- banner:', '- navigation "Console"', '- main:', 'link "API keys"', 'table "API keys in force, newest first"', 'heading "Create a key"', 'textbox "Name', 'group "Permissions"', 'checkbox "runs:read"', 'button "Create key"']) {
+    for (const expected of [
+      '- banner:',
+      '- navigation "Console"',
+      '- main:',
+      'link "API keys"',
+      'table "API keys in force, newest first"',
+      'heading "Create a key"',
+      'textbox "Name',
+      'group "Permissions"',
+      'checkbox "runs:read"',
+      'button "Create key"',
+    ]) {
       expect(keys, expected).to.include(expected);
     }
     await page.goto(`${base}/members`);
     const members = await page.locator('body').ariaSnapshot();
-    for (const expected of ['table "Members of the organization"', 'table "Members of the space"', 'textbox "Email of an account', 'combobox "Organization role"', 'button "Add member"']) {
+    for (const expected of [
+      'table "Members of the organization"',
+      'table "Members of the space"',
+      'textbox "Email of an account',
+      'combobox "Organization role"',
+      'button "Add member"',
+    ]) {
       expect(members, expected).to.include(expected);
     }
     expect(ui.session.violations, ui.session.violations.join('\n')).to.deep.equal([]);

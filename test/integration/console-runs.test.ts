@@ -52,7 +52,11 @@ describe('console: runs (browser)', function () {
   const waitRun = async (id: string, client = org.client) => (await client.get(`/api/runs/${id}?wait=30`)).body;
 
   before(async () => {
-    services = await startModelServices({ output: { summary: 'done' }, apiEnv: { TEMPORAL_UI_URL: 'http://temporal-ui.test:8233' }, workerEnv: { PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 256 }) } });
+    services = await startModelServices({
+      output: { summary: 'done' },
+      apiEnv: { TEMPORAL_UI_URL: 'http://temporal-ui.test:8233' },
+      workerEnv: { PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 256 }) },
+    });
     org = await newOrg(services.api, 'console');
     other = await newOrg(services.api, 'console-other');
     await configure(org);
@@ -70,7 +74,9 @@ describe('console: runs (browser)', function () {
     const signIn = await fetch(`${services.api.url}/console/sign-in`);
     expect(signIn.status).to.equal(200);
     expect(signIn.headers.get('content-type')).to.match(/^text\/html/);
-    expect(signIn.headers.get('content-security-policy')).to.match(/^default-src 'self';/).and.not.include('unsafe');
+    expect(signIn.headers.get('content-security-policy'))
+      .to.match(/^default-src 'self';/)
+      .and.not.include('unsafe');
     const body = await signIn.text();
     expect(body).not.to.match(/<script(?![^>]*\ssrc=)[^>]*>/); // every script is a file
     expect(body).not.to.match(/\sstyle=|<style/);
@@ -80,14 +86,21 @@ describe('console: runs (browser)', function () {
     expect(asset.headers.get('content-type')).to.match(/^text\/css/);
     expect(asset.headers.get('cache-control')).to.include('immutable');
     // a form without its CSRF value is refused with a page, not a problem document
-    const forged = await fetch(`${services.api.url}/console/sign-in`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `email=${encodeURIComponent(org.email)}&password=${encodeURIComponent(PASSWORD)}`, redirect: 'manual' });
+    const forged = await fetch(`${services.api.url}/console/sign-in`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `email=${encodeURIComponent(org.email)}&password=${encodeURIComponent(PASSWORD)}`,
+      redirect: 'manual',
+    });
     expect(forged.status).to.equal(403);
     expect(forged.headers.get('content-type')).to.match(/^text\/html/);
     expect(forged.headers.get('set-cookie') ?? '').not.to.include('svc.session_token=');
     // a session's page without a session goes to sign-in and comes back after
     const runs = await fetch(`${services.api.url}/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}/runs?status=failed`, { redirect: 'manual' });
     expect(runs.status).to.equal(303);
-    expect(runs.headers.get('location')).to.equal(`/console/sign-in?next=${encodeURIComponent(`/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}/runs?status=failed`)}`);
+    expect(runs.headers.get('location')).to.equal(
+      `/console/sign-in?next=${encodeURIComponent(`/console/orgs/${org.orgId}/spaces/${org.defaultSpaceId}/runs?status=failed`)}`,
+    );
     const doc = (await org.client.get('/api/openapi.json')).body;
     expect(Object.keys(doc.paths).filter((p) => p.startsWith('/console'))).to.deep.equal([]);
     expect(doc.paths['/api/runs/{id}/timeline'].get.operationId).to.equal('getRunTimeline');
@@ -117,10 +130,12 @@ describe('console: runs (browser)', function () {
       (globalThis as any).__sameDocument = true;
     });
     const g = gate();
-    services.model.script('list-live', [async () => {
-      await g.wait();
-      return toolCall('output', { summary: 'live' });
-    }]);
+    services.model.script('list-live', [
+      async () => {
+        await g.wait();
+        return toolCall('output', { summary: 'live' });
+      },
+    ]);
     const id = await launch('list-live');
     const row = page.locator(`#run-${id}`);
     await row.waitFor({ timeout: 20_000 });
@@ -151,7 +166,9 @@ describe('console: runs (browser)', function () {
     expect(await page.getAttribute('#tab-logs', 'aria-selected')).to.equal('true');
     expect(await page.isVisible('#logs')).to.equal(true);
     expect(await page.isVisible('#output')).to.equal(false);
-    expect(await page.textContent('#run-summary')).to.include('@acme/writer').and.include('1.0.0');
+    expect(await page.textContent('#run-summary'))
+      .to.include('@acme/writer')
+      .and.include('1.0.0');
     const ticking = page.locator('#run-summary [data-field="duration"] [data-controller="ticker"]');
     // Running by now (its first line is there): the summary follows with a ticking duration.
     await ticking.waitFor({ timeout: 20_000 });
@@ -164,7 +181,9 @@ describe('console: runs (browser)', function () {
     const seqs = await page.$$eval('#log-lines .log-line', (lis) => lis.map((li) => Number((li as HTMLElement).dataset.seq)));
     expect(seqs).to.deep.equal([...seqs].sort((a, b) => a - b));
     expect(new Set(seqs).size).to.equal(seqs.length);
-    await page.waitForFunction(() => document.querySelector('#run-summary [data-field="tokens"]')?.textContent?.includes('560'), undefined, { timeout: 10_000 });
+    await page.waitForFunction(() => document.querySelector('#run-summary [data-field="tokens"]')?.textContent?.includes('560'), undefined, {
+      timeout: 10_000,
+    });
     // level and text filters
     await page.selectOption('#log-level', 'warn');
     expect(await page.locator('#log-lines .log-line:visible').count()).to.equal(1);
@@ -178,7 +197,9 @@ describe('console: runs (browser)', function () {
     await page.getByRole('tab', { name: 'Output' }).click();
     expect(new URL(page.url()).hash).to.equal('#output');
     await page.waitForSelector('#output-body .ok-note', { timeout: 10_000 });
-    expect(await page.textContent('#output-body')).to.include('Matches the output schema').and.include('The detail page works');
+    expect(await page.textContent('#output-body'))
+      .to.include('Matches the output schema')
+      .and.include('The detail page works');
     expect(await page.getAttribute('#run-summary a[href*="temporal-ui.test"]', 'href')).to.include(`WorkflowId%3D%22${id}%22`);
     await screenshot(page, 'run-detail');
     // the timeline: one bar per step, model calls with tokens
@@ -195,7 +216,10 @@ describe('console: runs (browser)', function () {
   });
 
   it('marks the failed step of a failed run on its timeline', async () => {
-    services.model.script('detail-fail', [() => toolCall('log', { level: 'info', message: 'about to fail' }), () => ({ status: 500, body: { error: 'model down' } })]);
+    services.model.script('detail-fail', [
+      () => toolCall('log', { level: 'info', message: 'about to fail' }),
+      () => ({ status: 500, body: { error: 'model down' } }),
+    ]);
     const id = await launch('detail-fail');
     expect((await waitRun(id)).status).to.equal('failed');
     await page.goto(`${base}/runs/${id}#timeline`);
@@ -243,10 +267,12 @@ describe('console: runs (browser)', function () {
 
   it('cancels a run from the list, and bulk-cancels by filter with progress', async () => {
     const g = gate();
-    services.model.script('to-cancel', [async () => {
-      await g.wait();
-      return toolCall('output', { summary: 'too late' });
-    }]);
+    services.model.script('to-cancel', [
+      async () => {
+        await g.wait();
+        return toolCall('output', { summary: 'too late' });
+      },
+    ]);
     const one = await launch('to-cancel one');
     await page.goto(`${base}/runs`);
     await page.locator(`#run-${one}`).waitFor();
@@ -285,7 +311,10 @@ describe('console: runs (browser)', function () {
     await page.waitForSelector('#replay-input-error');
     expect(await page.textContent('#replay-input-error')).to.include('topic');
     await page.fill('#replay-input', '{ "topic": "replayed, edited" }');
-    await Promise.all([page.waitForURL((u) => !u.pathname.endsWith(`/runs/${id}`) && !u.pathname.endsWith('/replay')), page.getByRole('button', { name: 'Replay with this input' }).click()]);
+    await Promise.all([
+      page.waitForURL((u) => !u.pathname.endsWith(`/runs/${id}`) && !u.pathname.endsWith('/replay')),
+      page.getByRole('button', { name: 'Replay with this input' }).click(),
+    ]);
     const replayed = new URL(page.url()).pathname.split('/').pop()!;
     expect(replayed).to.match(/^run_/).and.not.equal(id);
     expect(await page.textContent('.flash')).to.include(`as ${replayed}`);
@@ -308,7 +337,7 @@ describe('console: runs (browser)', function () {
     }
   });
 
-  it("shows a member only their own runs, and a viewer no action they cannot take", async () => {
+  it('shows a member only their own runs, and a viewer no action they cannot take', async () => {
     const ownerRun = (await org.client.get('/api/runs?limit=1&status=success')).body.data[0].id;
     const member = await newMember(services.api, org, 'member', 'console-member');
     const viewer = await newMember(services.api, org, 'viewer', 'console-viewer');
@@ -359,23 +388,47 @@ describe('console: runs (browser)', function () {
 
   it('has landmarks and labels (ariaSnapshot), and no CSP violation on any page', async () => {
     const g = gate();
-    services.model.script('still running', [async () => {
-      await g.wait();
-      return toolCall('output', { summary: 'finally' });
-    }]);
+    services.model.script('still running', [
+      async () => {
+        await g.wait();
+        return toolCall('output', { summary: 'finally' });
+      },
+    ]);
     const running = await launch('still running');
     await page.goto(`${base}/runs`);
     await page.waitForSelector(`#run-${running} .badge.status-running`, { timeout: 20_000 });
     await screenshot(page, 'runs-list');
     g.open();
     const list = await page.locator('body').ariaSnapshot();
-    for (const expected of ['- banner:', '- navigation "Organization and space"', '- navigation "Console"', '- main:', 'link "Skip to content"', 'combobox "Status"', 'combobox "Agent"', 'textbox "End-user id"', 'button "Apply filters"', 'table "Runs, newest first"', 'columnheader "Status"', 'button "Sign out"']) {
+    for (const expected of [
+      '- banner:',
+      '- navigation "Organization and space"',
+      '- navigation "Console"',
+      '- main:',
+      'link "Skip to content"',
+      'combobox "Status"',
+      'combobox "Agent"',
+      'textbox "End-user id"',
+      'button "Apply filters"',
+      'table "Runs, newest first"',
+      'columnheader "Status"',
+      'button "Sign out"',
+    ]) {
       expect(list, expected).to.include(expected);
     }
     const id = (await org.client.get('/api/runs?limit=1&status=success')).body.data[0].id;
     await page.goto(`${base}/runs/${id}`);
     const detail = await page.locator('body').ariaSnapshot();
-    for (const expected of ['- main:', 'navigation "Breadcrumb"', 'tablist "Run details"', 'tab "Output" [selected]', 'tab "Logs"', 'tabpanel "Output"', 'button "Copy id"', 'region "Summary"']) {
+    for (const expected of [
+      '- main:',
+      'navigation "Breadcrumb"',
+      'tablist "Run details"',
+      'tab "Output" [selected]',
+      'tab "Logs"',
+      'tabpanel "Output"',
+      'button "Copy id"',
+      'region "Summary"',
+    ]) {
       expect(detail, expected).to.include(expected);
     }
     await page.goto(`${services.api.url}/console`);

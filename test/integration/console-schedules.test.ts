@@ -15,7 +15,11 @@ import { addFakeModel, type ModelServices, startModelServices } from '../support
 import { fireSchedule } from '../support/schedules.ts';
 import { stack } from '../support/stack.ts';
 
-const INPUT = { type: 'object', required: ['topic'], properties: { topic: { type: 'string', title: 'Topic' }, depth: { type: 'integer', default: 2, title: 'Depth' } } };
+const INPUT = {
+  type: 'object',
+  required: ['topic'],
+  properties: { topic: { type: 'string', title: 'Topic' }, depth: { type: 'integer', default: 2, title: 'Depth' } },
+};
 
 describe('console: schedules (browser)', function () {
   this.timeout(180_000);
@@ -31,7 +35,10 @@ describe('console: schedules (browser)', function () {
   let scheduleId: string;
 
   before(async () => {
-    services = await startModelServices({ output: { summary: 'scheduled' }, workerEnv: { PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 256 }) } });
+    services = await startModelServices({
+      output: { summary: 'scheduled' },
+      workerEnv: { PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 256 }) },
+    });
     connection = await Connection.connect({ address: stack().temporalAddress });
     temporal = new TemporalClient({ connection });
     org = await newOrg(services.api, 'console-schedules');
@@ -50,7 +57,11 @@ describe('console: schedules (browser)', function () {
   after(async () => {
     // Nothing of this suite fires once it is over.
     const ids: string[] = services ? await services.api.knex('schedules').whereIn('org_id', [org?.orgId, other?.orgId].filter(Boolean)).pluck('id') : [];
-    for (const id of ids) await temporal?.schedule.getHandle(id).delete().catch(() => undefined);
+    for (const id of ids)
+      await temporal?.schedule
+        .getHandle(id)
+        .delete()
+        .catch(() => undefined);
     await connection?.close();
     await services?.stop();
   });
@@ -100,24 +111,35 @@ describe('console: schedules (browser)', function () {
 
   it('marks past ticks ran, refused and missed', async () => {
     // As if made three days ago: the 03:00 firings since then did not happen.
-    await services.api.knex('schedules').where({ id: scheduleId }).update({ created_at: services.api.knex.raw("now() - interval '74 hours'") });
+    await services.api
+      .knex('schedules')
+      .where({ id: scheduleId })
+      .update({ created_at: services.api.knex.raw("now() - interval '74 hours'") });
     const ran = await fireSchedule(temporal, scheduleId);
     expect(ran).to.match(/^run_/);
     expect((await org.client.get(`/api/runs/${ran}?wait=30`)).body.status).to.equal('success');
     // An input the agent no longer takes: the next tick is refused. (A tick's id holds its
     // second: the next second is another tick.)
     await new Promise((r) => setTimeout(r, 1100));
-    await services.api.knex('schedules').where({ id: scheduleId }).update({ input: JSON.stringify({ depth: 'deep' }) });
+    await services.api
+      .knex('schedules')
+      .where({ id: scheduleId })
+      .update({ input: JSON.stringify({ depth: 'deep' }) });
     const refused = await fireSchedule(temporal, scheduleId);
     expect((await org.client.get(`/api/runs/${refused}`)).body.status).to.equal('failed');
-    await services.api.knex('schedules').where({ id: scheduleId }).update({ input: JSON.stringify({ topic: 'tides', depth: 2 }) });
+    await services.api
+      .knex('schedules')
+      .where({ id: scheduleId })
+      .update({ input: JSON.stringify({ topic: 'tides', depth: 2 }) });
 
     await page.goto(`${base}/schedules/${scheduleId}`);
     const outcomes = await page.$$eval('#ticks tr.tick-row', (trs) => trs.map((tr) => tr.getAttribute('data-outcome')));
     expect(outcomes.slice(0, 2)).to.deep.equal(['refused', 'ran']);
     expect(outcomes.filter((o) => o === 'missed').length).to.be.at.least(3);
     const refusedRow = page.locator('#ticks tr.tick-row[data-outcome="refused"]').first();
-    expect(await refusedRow.textContent()).to.include(refused!).and.include('could not start');
+    expect(await refusedRow.textContent())
+      .to.include(refused!)
+      .and.include('could not start');
     expect(await page.locator('#ticks tr.tick-row[data-outcome="missed"]').first().textContent()).to.include('03:00 Europe/Paris');
     for (const kind of ['ran', 'refused', 'missed', 'next']) expect(await page.locator(`svg.ticks g.tick-${kind}`).count(), kind).to.be.greaterThan(0);
     await screenshot(page, 'schedule');
@@ -144,12 +166,19 @@ describe('console: schedules (browser)', function () {
     expect((await org.client.get(`/api/schedules/${scheduleId}`)).body).to.include({ enabled: false, next_run_at: null });
     expect(await page.textContent('main')).to.include('would fire once resumed');
     expect(await page.locator('#next-firings li').count()).to.equal(5);
-    const weekly = await org.client.post('/api/agents/@sched/writer/schedules', { name: 'Weekly review', cron_expression: '0 9 * * 1', timezone: 'America/New_York', input: { topic: 'the week' } });
+    const weekly = await org.client.post('/api/agents/@sched/writer/schedules', {
+      name: 'Weekly review',
+      cron_expression: '0 9 * * 1',
+      timezone: 'America/New_York',
+      input: { topic: 'the week' },
+    });
     expect(weekly.status, weekly.text).to.equal(201);
     await page.goto(`${base}/schedules`);
     const row = page.locator(`#schedule-${scheduleId}`);
     expect(await row.textContent()).to.include('Paused');
-    expect(await page.textContent(`#schedule-${weekly.body.id}`)).to.include('Active').and.include('America/New_York');
+    expect(await page.textContent(`#schedule-${weekly.body.id}`))
+      .to.include('Active')
+      .and.include('America/New_York');
     await screenshot(page, 'schedules');
     await Promise.all([page.waitForURL(`${base}/schedules`), row.getByRole('button', { name: 'Resume' }).click()]);
     expect(await page.textContent('.flash')).to.include('resumed');
@@ -175,7 +204,9 @@ describe('console: schedules (browser)', function () {
     const status = await page.evaluate(async (action: string) => {
       const g = globalThis as any;
       const csrf = g.document.querySelector('input[name="csrf"]')?.value ?? '';
-      return (await fetch(action, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf=${encodeURIComponent(csrf)}` })).status;
+      return (
+        await fetch(action, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `csrf=${encodeURIComponent(csrf)}` })
+      ).status;
     }, `${base}/schedules/${otherScheduleId}/pause`);
     expect(status).to.equal(404);
     expect((await other.client.get(`/api/schedules/${otherScheduleId}`)).body.enabled).to.equal(true);
@@ -184,12 +215,33 @@ describe('console: schedules (browser)', function () {
   it('has landmarks and labels (ariaSnapshot), and no CSP violation on any page', async () => {
     await page.goto(`${base}/schedules`);
     const list = await page.locator('body').ariaSnapshot();
-    for (const expected of ['- banner:', '- navigation "Console"', '- main:', 'link "Schedules"', 'table "Schedules, newest first"', 'link "New schedule"', 'button "Pause"']) {
+    for (const expected of [
+      '- banner:',
+      '- navigation "Console"',
+      '- main:',
+      'link "Schedules"',
+      'table "Schedules, newest first"',
+      'link "New schedule"',
+      'button "Pause"',
+    ]) {
       expect(list, expected).to.include(expected);
     }
     await page.goto(`${base}/schedules/${scheduleId}`);
     const one = await page.locator('body').ariaSnapshot();
-    for (const expected of ['navigation "Breadcrumb"', 'region "Summary"', 'region "Next five firings"', 'region "Past ticks"', 'img "Last', 'table "Past ticks, newest first"', 'textbox "Cron expression', 'combobox "Time zone', 'group "Input of each run"', 'textbox "Topic', 'button "Save changes"', 'button "Delete schedule"']) {
+    for (const expected of [
+      'navigation "Breadcrumb"',
+      'region "Summary"',
+      'region "Next five firings"',
+      'region "Past ticks"',
+      'img "Last',
+      'table "Past ticks, newest first"',
+      'textbox "Cron expression',
+      'combobox "Time zone',
+      'group "Input of each run"',
+      'textbox "Topic',
+      'button "Save changes"',
+      'button "Delete schedule"',
+    ]) {
       expect(one, expected).to.include(expected);
     }
     expect(ui.session.violations, ui.session.violations.join('\n')).to.deep.equal([]);

@@ -57,7 +57,9 @@ describe('console: webhooks (browser)', function () {
     const row = page.locator('#deliveries-rows tr[data-status="success"]');
     await row.first().waitFor({ timeout: 20_000 });
     expect(await sameDocument(page)).to.equal(true);
-    expect(await row.first().textContent()).to.include('test.ping').and.include('HTTP 200');
+    expect(await row.first().textContent())
+      .to.include('test.ping')
+      .and.include('HTTP 200');
   });
 
   it('shows a failing receiver’s delivery with its status, latency and attempt, then a retry that succeeds', async () => {
@@ -77,13 +79,17 @@ describe('console: webhooks (browser)', function () {
     await retried.first().waitFor({ timeout: 20_000 });
     expect((await retried.first().locator('td').allTextContents())[3]).to.equal('2');
     const api = (await org.client.get(`/api/webhooks/${bad.id}/deliveries`)).body.data.map((d: any) => [d.status, d.attempt]);
-    expect(api).to.deep.equal([['success', 2], ['failed', 1]]);
+    expect(api).to.deep.equal([
+      ['success', 2],
+      ['failed', 1],
+    ]);
   });
 
   it('replays a window of events; a bad window is said beside its field', async () => {
     const run = await org.client.post('/api/agents/@hooks/agent/run', { input: {} });
     expect((await org.client.get(`/api/runs/${run.body.id}?wait=30`)).body.status).to.equal('success');
-    for (let i = 0; i < 100 && !(await services.api.knex('webhook_deliveries').where({ webhook_id: ok.id, event_type: 'run.success' }).first()); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && !(await services.api.knex('webhook_deliveries').where({ webhook_id: ok.id, event_type: 'run.success' }).first()); i++)
+      await new Promise((r) => setTimeout(r, 100));
     await page.goto(`${base}/webhooks/${ok.id}`);
     await page.fill('#replay-since', '2099-01-01T00:00');
     await page.getByRole('button', { name: 'Replay events' }).click();
@@ -101,7 +107,9 @@ describe('console: webhooks (browser)', function () {
     await page.getByLabel('Keep the previous secret signing for').selectOption('86400');
     await Promise.all([page.waitForURL(`${base}/webhooks/${ok.id}`), page.getByRole('button', { name: 'Rotate secret' }).click()]);
     const secret = (await page.textContent('#webhook-secret'))!.trim();
-    expect(secret).to.match(/^whsec_/).and.not.equal(ok.secret);
+    expect(secret)
+      .to.match(/^whsec_/)
+      .and.not.equal(ok.secret);
     expect(await page.textContent('.reveal')).to.include('Shown this once');
     expect(await page.textContent('main')).to.include('both secrets sign until');
     await page.reload();
@@ -130,7 +138,11 @@ describe('console: webhooks (browser)', function () {
     const orgLevel = await org.client.post('/api/webhooks', { level: 'org', url: services.receiver.url('/org'), events: ['run.success'] });
     expect(orgLevel.status, orgLevel.text).to.equal(201);
     expect(
-      await notNotFound(page, [`${base}/webhooks/${theirs.id}`, `${services.api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/webhooks/${theirs.id}`, `${base}/webhooks/wh_nope`]),
+      await notNotFound(page, [
+        `${base}/webhooks/${theirs.id}`,
+        `${services.api.url}/console/orgs/${other.orgId}/spaces/${other.defaultSpaceId}/webhooks/${theirs.id}`,
+        `${base}/webhooks/wh_nope`,
+      ]),
     ).to.deep.equal([]);
     // The owner sees it; a space member (org role member) does not.
     await page.goto(`${base}/webhooks`);
@@ -156,7 +168,20 @@ describe('console: webhooks (browser)', function () {
   it('has landmarks and labels (ariaSnapshot), and no CSP violation on any page', async () => {
     await page.goto(`${base}/webhooks/${bad.id}`);
     const snap = await page.locator('body').ariaSnapshot();
-    for (const expected of ['- banner:', '- navigation "Console"', '- main:', 'navigation "Breadcrumb"', 'link "Webhooks"', 'region "Webhook"', 'button "Send test ping"', 'combobox "Keep the previous secret signing for"', 'textbox "Events since (UTC)', 'checkbox "Only events whose last delivery failed"', 'table "Delivery attempts, newest first"', 'button "Retry"']) {
+    for (const expected of [
+      '- banner:',
+      '- navigation "Console"',
+      '- main:',
+      'navigation "Breadcrumb"',
+      'link "Webhooks"',
+      'region "Webhook"',
+      'button "Send test ping"',
+      'combobox "Keep the previous secret signing for"',
+      'textbox "Events since (UTC)',
+      'checkbox "Only events whose last delivery failed"',
+      'table "Delivery attempts, newest first"',
+      'button "Retry"',
+    ]) {
       expect(snap, expected).to.include(expected);
     }
     await page.goto(`${base}/webhooks`);

@@ -44,7 +44,11 @@ describe('The contract under an unmodified fuzzer (issue 30)', function () {
     });
 
     it('takes a surrogate pair and text around NUL-free escapes', async () => {
-      const res = await key.post('/api/runs/inline/validate', { manifest: agentManifest({ name: `${uniqueScope('ok')}/agent`, input: { type: 'object' } }), prompt: 'Emoji \ud83d\ude00 and \\u0000 as text', input: {} });
+      const res = await key.post('/api/runs/inline/validate', {
+        manifest: agentManifest({ name: `${uniqueScope('ok')}/agent`, input: { type: 'object' } }),
+        prompt: 'Emoji \ud83d\ude00 and \\u0000 as text',
+        input: {},
+      });
       expect(res.status, res.text).to.equal(200);
     });
 
@@ -77,7 +81,10 @@ describe('The contract under an unmodified fuzzer (issue 30)', function () {
     it('publishes the rule: request strings and keys match NUL_FREE, open values are StorableJson', () => {
       const body = doc.paths['/api/runs/inline'].post.requestBody.content['application/json'].schema;
       expect(body.properties.prompt.pattern).to.equal('^[^\\x00]*$');
-      expect(body.properties.input).to.deep.include({ propertyNames: { pattern: '^[^\\x00]*$' }, additionalProperties: { $ref: '#/components/schemas/StorableJson' } });
+      expect(body.properties.input).to.deep.include({
+        propertyNames: { pattern: '^[^\\x00]*$' },
+        additionalProperties: { $ref: '#/components/schemas/StorableJson' },
+      });
       expect(doc.components.schemas.StorableJson.anyOf).to.have.length(4);
       const id = doc.paths['/api/runs/{id}'].get.parameters.find((p: any) => p.name === 'id');
       expect(id.schema).to.deep.include({ not: { enum: ['inline', 'remote'] } });
@@ -86,8 +93,14 @@ describe('The contract under an unmodified fuzzer (issue 30)', function () {
 
   it('registers the redirect URIs registration publishes, and only those (a `*` host was taken)', async () => {
     const register = (uri: string) =>
-      fetch(`${api.url}/api/auth/oauth2/register`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ redirect_uris: [uri] }) });
-    const pattern = new RegExp(doc.paths['/api/auth/oauth2/register'].post.requestBody.content['application/json'].schema.properties.redirect_uris.items.pattern);
+      fetch(`${api.url}/api/auth/oauth2/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ redirect_uris: [uri] }),
+      });
+    const pattern = new RegExp(
+      doc.paths['/api/auth/oauth2/register'].post.requestBody.content['application/json'].schema.properties.redirect_uris.items.pattern,
+    );
     for (const uri of ['http://127.0.0.1:9/cb', 'http://[::1]:8080/cb', 'https://app.example/cb?x=1']) {
       expect(pattern.test(uri), uri).to.equal(true);
       expect((await register(uri)).status, uri).to.equal(201);
@@ -145,7 +158,12 @@ describe('The contract under an unmodified fuzzer (issue 30)', function () {
     let text = '';
     while (!text.includes('\n\n')) text += new TextDecoder().decode((await reader.read()).value);
     abort.abort();
-    const frame = Object.fromEntries(text.split('\n\n')[0].split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]));
+    const frame = Object.fromEntries(
+      text
+        .split('\n\n')[0]
+        .split('\n')
+        .map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 2)]),
+    );
     const ajv = makeAjv(false);
     expect(ajv.validate({ ...ping, properties: { ...ping.properties, data: { type: 'string' } } }, frame), JSON.stringify(frame)).to.equal(true);
     expect(ajv.validate(ping.properties.data.contentSchema, JSON.parse(frame.data)), frame.data).to.equal(true);

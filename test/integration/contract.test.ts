@@ -34,12 +34,17 @@ describe('API contract (walking /api/openapi.json)', function () {
   after(() => api.close());
 
   /** The path with every parameter filled with a value that names nothing. */
-  const concrete = (path: string) => path.replace(/\{([^}]+)\}/g, (_, name) => (name === 'scope' ? '@nobody' : name === 'orgId' ? '00000000-0000-4000-8000-000000000000' : 'none'));
+  const concrete = (path: string) =>
+    path.replace(/\{([^}]+)\}/g, (_, name) => (name === 'scope' ? '@nobody' : name === 'orgId' ? '00000000-0000-4000-8000-000000000000' : 'none'));
 
   /** A request that cannot change anything: malformed JSON on writes, unknown ids everywhere. */
   function probe(o: Operation, headers: Record<string, string> = {}) {
     const write = o.method !== 'GET' && o.method !== 'DELETE';
-    return owner.client.request(o.method, concrete(o.path), write ? { raw: '{"broken": ', headers: { 'content-type': 'application/json', ...headers } } : { headers });
+    return owner.client.request(
+      o.method,
+      concrete(o.path),
+      write ? { raw: '{"broken": ', headers: { 'content-type': 'application/json', ...headers } } : { headers },
+    );
   }
 
   it('puts Request-Id on every answer and answers errors as problem documents', async () => {
@@ -82,7 +87,14 @@ describe('API contract (walking /api/openapi.json)', function () {
       else expect(res.body?.code, where).to.equal('idempotency_not_supported');
     }
     const declaring = operations.filter((o) => (o.op.parameters ?? []).some((p: any) => p.name === 'Idempotency-Key')).map((o) => `${o.method} ${o.path}`);
-    expect(declaring).to.have.members(['POST /api/agents/{scope}/{name}/run', 'POST /api/runs/inline', 'POST /api/runs/remote', 'POST /api/webhooks', 'POST /api/oauth/clients', 'POST /api/end-users']);
+    expect(declaring).to.have.members([
+      'POST /api/agents/{scope}/{name}/run',
+      'POST /api/runs/inline',
+      'POST /api/runs/remote',
+      'POST /api/webhooks',
+      'POST /api/oauth/clients',
+      'POST /api/end-users',
+    ]);
   });
 
   it('documents each list with its pagination style (SPEC 8.7)', () => {

@@ -104,7 +104,12 @@ describe('credential proxy', function () {
     return { ...k, session: s.body?.id as string, sessionRes: s };
   };
 
-  const call = (c: { client: Client; session: string }, method: string, url: string, opts: { raw?: string | Buffer; headers?: Record<string, string>; integration?: string } = {}) =>
+  const call = (
+    c: { client: Client; session: string },
+    method: string,
+    url: string,
+    opts: { raw?: string | Buffer; headers?: Record<string, string>; integration?: string } = {},
+  ) =>
     c.client.request(method, PROXY, {
       raw: opts.raw,
       headers: { 'X-Integration-Id': opts.integration ?? '@cp/api', 'X-Target': url, 'X-Session-Id': c.session, ...opts.headers },
@@ -113,7 +118,9 @@ describe('credential proxy', function () {
   before(async () => {
     target = await new FakeApi().start();
     internal = await new FakeApi().start('127.0.0.2');
-    api = await startTestApi(workerEnv({ CREDENTIAL_PROXY_LIMITS: JSON.stringify({ rate_per_min: RATE, max_request_bytes: MAX_REQUEST, max_response_bytes: MAX_RESPONSE }) }));
+    api = await startTestApi(
+      workerEnv({ CREDENTIAL_PROXY_LIMITS: JSON.stringify({ rate_per_min: RATE, max_request_bytes: MAX_REQUEST, max_response_bytes: MAX_RESPONSE }) }),
+    );
     worker = await startTestWorker();
     org = await newOrg(api, 'cproxy');
     deadPort = await closedPort();
@@ -157,7 +164,8 @@ describe('credential proxy', function () {
     expect(hit.headers.authorization).to.equal(`Bearer ${NEW_TOKEN}`);
     expect(hit.headers['x-custom-in']).to.equal('abc');
     expect(hit.headers.accept).to.equal('application/json');
-    for (const h of ['cookie', 'x-target', 'x-session-id', 'x-integration-id', 'x-org-id', 'x-space-id', 'service-user']) expect(hit.headers[h], h).to.equal(undefined);
+    for (const h of ['cookie', 'x-target', 'x-session-id', 'x-integration-id', 'x-org-id', 'x-space-id', 'service-user'])
+      expect(hit.headers[h], h).to.equal(undefined);
     expect(JSON.stringify(hit.headers)).not.to.include(c.key);
   });
 
@@ -225,7 +233,11 @@ describe('credential proxy', function () {
   it('caps the request body (413) and the answer (502)', async () => {
     const c = await caller();
     const before = target.hits.length;
-    expectProblem(await call(c, 'POST', `${target.url}/v1/things`, { raw: 'y'.repeat(MAX_REQUEST + 1), headers: { 'content-type': 'application/octet-stream' } }), 413, 'payload_too_large');
+    expectProblem(
+      await call(c, 'POST', `${target.url}/v1/things`, { raw: 'y'.repeat(MAX_REQUEST + 1), headers: { 'content-type': 'application/octet-stream' } }),
+      413,
+      'payload_too_large',
+    );
     expect(target.hits.length).to.equal(before);
     expectProblem(await call(c, 'GET', `${target.url}/v1/big`), 502, 'upstream_response_too_large');
   });
@@ -237,9 +249,16 @@ describe('credential proxy', function () {
     expect(theirs.status, theirs.text).to.equal(201);
     expectProblem(await call({ client: c.client, session: theirs.body.id }, 'GET', `${target.url}/v1/echo`), 403, 'invalid_proxy_session');
     expectProblem(await call({ client: c.client, session: 'cps_nothing' }, 'GET', `${target.url}/v1/echo`), 403, 'invalid_proxy_session');
-    expectProblem(await c.client.request('GET', PROXY, { headers: { 'X-Integration-Id': '@cp/api', 'X-Target': `${target.url}/v1/echo` } }), 400, 'validation_failed');
+    expectProblem(
+      await c.client.request('GET', PROXY, { headers: { 'X-Integration-Id': '@cp/api', 'X-Target': `${target.url}/v1/echo` } }),
+      400,
+      'validation_failed',
+    );
     // An expired session of the caller itself.
-    await api.knex('credential_proxy_sessions').where({ id: c.session }).update({ expires_at: new Date(Date.now() - 1000) });
+    await api
+      .knex('credential_proxy_sessions')
+      .where({ id: c.session })
+      .update({ expires_at: new Date(Date.now() - 1000) });
     expectProblem(await call(c, 'GET', `${target.url}/v1/echo`), 403, 'invalid_proxy_session');
     // The member's own session works, but the member has no connection.
     expectProblem(await call({ client: member.client, session: theirs.body.id }, 'GET', `${target.url}/v1/echo`), 409, 'proxy_connection_missing');

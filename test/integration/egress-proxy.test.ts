@@ -26,7 +26,11 @@ describe('egress through an outbound proxy', function () {
 
   before(async () => {
     fake = await new FakeModel().start();
-    fake.setFallback((req) => (req.path === '/models' ? { data: [{ id: 'm' }] } : { id: 'c', model: `${req.body.model}-via-proxy`, choices: [{ index: 0, message: { role: 'assistant', content: 'p' } }] }));
+    fake.setFallback((req) =>
+      req.path === '/models'
+        ? { data: [{ id: 'm' }] }
+        : { id: 'c', model: `${req.body.model}-via-proxy`, choices: [{ index: 0, message: { role: 'assistant', content: 'p' } }] },
+    );
     proxy = await new ForwardProxy().start();
     proxy.hosts.set(HIDDEN, '127.0.0.1');
     hiddenUrl = `http://${HIDDEN}:${new URL(fake.url).port}`;
@@ -81,7 +85,14 @@ describe('egress through an outbound proxy', function () {
   it('still refuses a literal private or reserved address, and loopback names, through the proxy; the proxy is never asked', async () => {
     let caller: Client = org.client;
     proxy.requests.length = 0;
-    const urls = ['http://10.0.0.7/models', 'http://169.254.169.254/latest/meta-data', 'http://[::1]:8080/models', 'http://[::ffff:10.0.0.7]/models', 'http://localhost:8080/models', 'http://db.localhost/models'];
+    const urls = [
+      'http://10.0.0.7/models',
+      'http://169.254.169.254/latest/meta-data',
+      'http://[::1]:8080/models',
+      'http://[::ffff:10.0.0.7]/models',
+      'http://localhost:8080/models',
+      'http://db.localhost/models',
+    ];
     for (const [i, url] of urls.entries()) {
       // Tests are limited to 5 a minute per identity: a fresh API key every few.
       if (i % 4 === 0) caller = (await newKey(api, org.client, { name: `prober ${i}` })).client;
@@ -92,7 +103,11 @@ describe('egress through an outbound proxy', function () {
     const model = await org.client.post('/api/models/test', { provider: 'openai-compatible', baseUrl: 'http://10.0.0.7/v1', model: 'm' });
     expectProblem(model, 400, 'validation_failed');
     expect(model.body.errors[0].field).to.equal('baseUrl');
-    expectProblem(await org.client.post('/api/models', { name: 'meta', provider: 'openai-compatible', baseUrl: 'http://169.254.169.254/v1', model: 'm' }), 400, 'validation_failed');
+    expectProblem(
+      await org.client.post('/api/models', { name: 'meta', provider: 'openai-compatible', baseUrl: 'http://169.254.169.254/v1', model: 'm' }),
+      400,
+      'validation_failed',
+    );
     expect(proxy.requests).to.deep.equal([]);
   });
 

@@ -39,7 +39,10 @@ async function freePort(): Promise<number> {
 async function startMoto(): Promise<{ endpoint: string; child: ChildProcess }> {
   ensureMoto();
   const port = await freePort();
-  const child = spawn('python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], { env: { ...process.env, PYTHONPATH: motoDir }, stdio: 'ignore' });
+  const child = spawn('python3', ['-m', 'moto.server', '-H', '127.0.0.1', '-p', String(port)], {
+    env: { ...process.env, PYTHONPATH: motoDir },
+    stdio: 'ignore',
+  });
   const endpoint = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 100; i++) {
     if (child.exitCode !== null) throw new Error(`moto exited with ${child.exitCode}`);
@@ -178,7 +181,10 @@ async function expectMissing(storage: FileStorage, k: string) {
 
 function walk(dir: string): string[] {
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
 }
 
 describe('File storage (issue 16)', function () {
@@ -191,8 +197,13 @@ describe('File storage (issue 16)', function () {
   });
 
   it('chooses the disk under DATA_DIR/files by default, S3 when configured', async () => {
-    expect(await fileStorage({ dataDir: '/tmp/x', s3: undefined })).to.be.instanceOf(DiskStorage).and.include({ root: '/tmp/x/files' });
-    const s3 = await fileStorage({ dataDir: '/tmp/x', s3: { endpoint: 'http://127.0.0.1:1', bucket: 'b', accessKeyId: 'a', secretAccessKey: 's', region: 'us-east-1' } });
+    expect(await fileStorage({ dataDir: '/tmp/x', s3: undefined }))
+      .to.be.instanceOf(DiskStorage)
+      .and.include({ root: '/tmp/x/files' });
+    const s3 = await fileStorage({
+      dataDir: '/tmp/x',
+      s3: { endpoint: 'http://127.0.0.1:1', bucket: 'b', accessKeyId: 'a', secretAccessKey: 's', region: 'us-east-1' },
+    });
     expect(s3).to.be.instanceOf(S3Storage);
   });
 

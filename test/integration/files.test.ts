@@ -83,7 +83,7 @@ describe('Files (issue 16)', function () {
   }
 
   describe('list and read', () => {
-    it('lists the space\'s files newest first with cursor pages, and reads one as DESIGN pins it', async () => {
+    it("lists the space's files newest first with cursor pages, and reads one as DESIGN pins it", async () => {
       const org = await newOrg(api, 'files-list');
       const t0 = Date.now() - 60_000;
       const made = [];
@@ -106,8 +106,19 @@ describe('Files (issue 16)', function () {
 
       const one = await org.client.get(`/api/files/${made[0].id}`);
       expect(one.status).to.equal(200);
-      expect(Object.keys(one.body).sort()).to.deep.equal(['contentType', 'createdAt', 'expiresAt', 'id', 'kept', 'name', 'object', 'runId', 'sha256', 'size'].sort());
-      expect(one.body).to.include({ object: 'file', id: made[0].id, name: 'f0.bin', contentType: 'application/octet-stream', size: 1000, sha256: sha(made[0].bytes), runId: null, kept: false });
+      expect(Object.keys(one.body).sort()).to.deep.equal(
+        ['contentType', 'createdAt', 'expiresAt', 'id', 'kept', 'name', 'object', 'runId', 'sha256', 'size'].sort(),
+      );
+      expect(one.body).to.include({
+        object: 'file',
+        id: made[0].id,
+        name: 'f0.bin',
+        contentType: 'application/octet-stream',
+        size: 1000,
+        sha256: sha(made[0].bytes),
+        runId: null,
+        kept: false,
+      });
       expect(Date.parse(one.body.expiresAt) - Date.parse(one.body.createdAt)).to.equal(7 * 24 * 3600 * 1000);
     });
   });
@@ -236,7 +247,7 @@ describe('Files (issue 16)', function () {
   });
 
   describe('visibility', () => {
-    it('hides other organizations\' files (404 on every route)', async () => {
+    it("hides other organizations' files (404 on every route)", async () => {
       const other = await newOrg(api, 'files-other');
       const f = await makeFile(owner, asUser(owner.userId), { contentType: 'image/png', bytes: PNG });
       for (const [method, p] of [
@@ -255,7 +266,7 @@ describe('Files (issue 16)', function () {
       expect(fs.existsSync(f.path)).to.equal(true);
     });
 
-    it('shows a caller without runs:read-all only its own: the member\'s, the API key\'s, the end-user\'s', async () => {
+    it("shows a caller without runs:read-all only its own: the member's, the API key's, the end-user's", async () => {
       const org = await newOrg(api, 'files-owners');
       const member = await newMember(api, org, 'member', 'files-own');
       const viewer = await newMember(api, org, 'viewer', 'files-viewer');
@@ -325,7 +336,7 @@ describe('Files (issue 16)', function () {
       expect(res.body.toString()).to.equal('hello');
     });
 
-    it('refuses an expired, forged or another file\'s token (403), a deleted file (404), an unsupported type (415)', async () => {
+    it("refuses an expired, forged or another file's token (403), a deleted file (404), an unsupported type (415)", async () => {
       const f = await makeFile(owner, asUser(owner.userId), { contentType: 'image/webp' });
       const g = await makeFile(owner, asUser(owner.userId), { contentType: 'image/gif' });
       const expired = signPreviewToken(secretsKey, f.id, new Date(Date.now() - 1000));
@@ -389,9 +400,20 @@ describe('Files (issue 16)', function () {
       const fresh = await makeFile(org, asUser(org.userId));
       // An upload whose URL lapsed without bytes, one that got bytes no run took, and a live one.
       const upload = (id: string, key: string, expires: Date, completed: boolean) => ({
-        id, org_id: org.orgId, space_id: org.defaultSpaceId, actor_type: 'user', actor_id: org.userId, user_id: org.userId, name: 'u.bin',
-        content_type: 'application/octet-stream', size: 10, token_hash: sha(randomBytes(8)), storage_key: key, expires_at: expires,
-        completed_at: completed ? past : null, sha256: completed ? sha(Buffer.alloc(10)) : null,
+        id,
+        org_id: org.orgId,
+        space_id: org.defaultSpaceId,
+        actor_type: 'user',
+        actor_id: org.userId,
+        user_id: org.userId,
+        name: 'u.bin',
+        content_type: 'application/octet-stream',
+        size: 10,
+        token_hash: sha(randomBytes(8)),
+        storage_key: key,
+        expires_at: expires,
+        completed_at: completed ? past : null,
+        sha256: completed ? sha(Buffer.alloc(10)) : null,
       });
       const pendingId = newId('upl');
       const doneId = newId('upl');
@@ -399,11 +421,13 @@ describe('Files (issue 16)', function () {
       const doneKey = `${org.orgId}/uploads/${doneId}`;
       await storage.put(doneKey, Readable.from([Buffer.alloc(10)]), 10);
       keys.push(doneKey);
-      await api.knex('uploads').insert([
-        upload(pendingId, `${org.orgId}/uploads/${pendingId}`, past, false),
-        upload(doneId, doneKey, past, true),
-        upload(liveId, `${org.orgId}/uploads/${liveId}`, new Date(Date.now() + 3600_000), false),
-      ]);
+      await api
+        .knex('uploads')
+        .insert([
+          upload(pendingId, `${org.orgId}/uploads/${pendingId}`, past, false),
+          upload(doneId, doneKey, past, true),
+          upload(liveId, `${org.orgId}/uploads/${liveId}`, new Date(Date.now() + 3600_000), false),
+        ]);
       return { org, expired, expired2, kept, fresh, pendingId, doneId, liveId, donePath: path.join(DATA_DIR, 'files', doneKey) };
     }
 
@@ -424,7 +448,11 @@ describe('Files (issue 16)', function () {
     it('the sweep workflow deletes expired files (bytes, then rows) and lapsed uploads, in batches, and not kept or fresh ones', async () => {
       const s = await expiredSet();
       // Batches of one: the workflow goes on until a batch comes back short.
-      const result = await temporal.workflow.execute('sweepExpiredFiles', { taskQueue: 'platform', workflowId: `sweep-test-${randomBytes(4).toString('hex')}`, args: [{ limit: 1 }] });
+      const result = await temporal.workflow.execute('sweepExpiredFiles', {
+        taskQueue: 'platform',
+        workflowId: `sweep-test-${randomBytes(4).toString('hex')}`,
+        args: [{ limit: 1 }],
+      });
       expect(result.files).to.be.at.least(2);
       expect(result.uploads).to.be.at.least(2);
       await expectSwept(s);
@@ -437,7 +465,8 @@ describe('Files (issue 16)', function () {
       const s = await expiredSet();
       await temporal.schedule.getHandle(FILE_SWEEP_SCHEDULE_ID).trigger();
       const deadline = Date.now() + 20_000;
-      while (Date.now() < deadline && (await api.knex('files').whereIn('id', [s.expired.id, s.expired2.id]).first())) await new Promise((r) => setTimeout(r, 200));
+      while (Date.now() < deadline && (await api.knex('files').whereIn('id', [s.expired.id, s.expired2.id]).first()))
+        await new Promise((r) => setTimeout(r, 200));
       await new Promise((r) => setTimeout(r, 500));
       await expectSwept(s);
     });

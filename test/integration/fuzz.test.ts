@@ -79,7 +79,10 @@ describe('Contract fuzzing (schemathesis, all checks)', function () {
       '--no-color',
     ];
     const code = await new Promise<number | null>((resolve) => {
-      const child = spawn(bin, args, { env: { ...process.env, PYTHONPATH: target, SCHEMATHESIS_HOOKS: path.join(settings, 'hooks.py'), FUZZ_ORG_ID: org.orgId }, stdio: ['ignore', 'inherit', 'inherit'] });
+      const child = spawn(bin, args, {
+        env: { ...process.env, PYTHONPATH: target, SCHEMATHESIS_HOOKS: path.join(settings, 'hooks.py'), FUZZ_ORG_ID: org.orgId },
+        stdio: ['ignore', 'inherit', 'inherit'],
+      });
       child.on('exit', resolve);
     });
     expect(code).to.equal(0);

@@ -68,14 +68,18 @@ describe('hostile patterns', function () {
 
   describe('linear-time matching', () => {
     it('answers /api/health under 1 s while an input pattern meets a hostile input, and answers the launch 400 promptly', async () => {
-      const { probes } = await whileProbingHealth(api.url, async () => {
-        const client = await freshClient();
-        for (let i = 0; i < 3; i++) {
-          const res = await timed(() => launch({ code: HOSTILE }, client));
-          expectProblem(res, 400, 'validation_failed');
-          expect(res.body.errors[0]).to.include({ field: 'code', code: 'invalid_format' });
-        }
-      }, HOSTILE_FOR);
+      const { probes } = await whileProbingHealth(
+        api.url,
+        async () => {
+          const client = await freshClient();
+          for (let i = 0; i < 3; i++) {
+            const res = await timed(() => launch({ code: HOSTILE }, client));
+            expectProblem(res, 400, 'validation_failed');
+            expect(res.body.errors[0]).to.include({ field: 'code', code: 'invalid_format' });
+          }
+        },
+        HOSTILE_FOR,
+      );
       expectHealthy(probes);
       // The same pattern still accepts what it describes.
       const ok = await launch({ code: 'aaaa', site: 'https://example.com/path?q=1' });
@@ -85,36 +89,48 @@ describe('hostile patterns', function () {
     it('matches patternProperties keys in linear time too (inline run)', async () => {
       const schema = { type: 'object', additionalProperties: false, patternProperties: { [EVIL]: { type: 'string' } } };
       const manifest = agentManifest({ name: `${uniqueScope('hp')}/inline`, input: schema });
-      const { probes } = await whileProbingHealth(api.url, async () => {
-        for (const route of ['/api/runs/inline', '/api/runs/inline/validate']) {
-          const res = await timed(() => org.client.post(route, { manifest, prompt: 'p', input: { [HOSTILE]: 'x' } }));
-          expectProblem(res, 400, 'validation_failed');
-          expect(res.body.errors[0]).to.include({ field: HOSTILE, code: 'unknown_field' });
-        }
-      }, HOSTILE_FOR);
+      const { probes } = await whileProbingHealth(
+        api.url,
+        async () => {
+          for (const route of ['/api/runs/inline', '/api/runs/inline/validate']) {
+            const res = await timed(() => org.client.post(route, { manifest, prompt: 'p', input: { [HOSTILE]: 'x' } }));
+            expectProblem(res, 400, 'validation_failed');
+            expect(res.body.errors[0]).to.include({ field: HOSTILE, code: 'unknown_field' });
+          }
+        },
+        HOSTILE_FOR,
+      );
       expectHealthy(probes);
       const ok = await org.client.post('/api/runs/inline/validate', { manifest, prompt: 'p', input: { aaa: 'x' } });
       expect(ok.status, ok.text).to.equal(200);
     });
 
     it("checks the `url` format in linear time (ajv-formats' own expression is quadratic)", async () => {
-      const { probes } = await whileProbingHealth(api.url, async () => {
-        const client = await freshClient();
-        const res = await timed(() => launch({ site: `http://${':'.repeat(100_000)}!` }, client));
-        expectProblem(res, 400, 'validation_failed');
-        expect(res.body.errors[0]).to.include({ field: 'site', code: 'invalid_format' });
-      }, HOSTILE_FOR);
+      const { probes } = await whileProbingHealth(
+        api.url,
+        async () => {
+          const client = await freshClient();
+          const res = await timed(() => launch({ site: `http://${':'.repeat(100_000)}!` }, client));
+          expectProblem(res, 400, 'validation_failed');
+          expect(res.body.errors[0]).to.include({ field: 'site', code: 'invalid_format' });
+        },
+        HOSTILE_FOR,
+      );
       expectHealthy(probes);
     });
 
     it('refuses an input too costly to check against large patterns, naming the field', async () => {
       const schema = { type: 'object', properties: { text: { type: 'string', pattern: 'a[ab]{999}c' } } };
       const manifest = agentManifest({ name: `${uniqueScope('hp')}/costly`, input: schema });
-      const { probes } = await whileProbingHealth(api.url, async () => {
-        const res = await timed(() => org.client.post('/api/runs/inline/validate', { manifest, prompt: 'p', input: { text: 'ab'.repeat(100_000) } }));
-        expectProblem(res, 400, 'validation_failed');
-        expect(res.body.errors[0]).to.include({ field: 'text', code: 'too_costly' });
-      }, HOSTILE_FOR);
+      const { probes } = await whileProbingHealth(
+        api.url,
+        async () => {
+          const res = await timed(() => org.client.post('/api/runs/inline/validate', { manifest, prompt: 'p', input: { text: 'ab'.repeat(100_000) } }));
+          expectProblem(res, 400, 'validation_failed');
+          expect(res.body.errors[0]).to.include({ field: 'text', code: 'too_costly' });
+        },
+        HOSTILE_FOR,
+      );
       expectHealthy(probes);
       const ok = await org.client.post('/api/runs/inline/validate', { manifest, prompt: 'p', input: { text: `a${'b'.repeat(999)}c` } });
       expect(ok.status, ok.text).to.equal(200);
@@ -155,14 +171,18 @@ describe('hostile patterns', function () {
       const key = await newKey(api, org.client, { name: 'proxy caller' });
       const session = await key.client.post('/api/credential-proxy/sessions', {});
       expect(session.status, session.text).to.equal(201);
-      const { probes } = await whileProbingHealth(api.url, async () => {
-        const res = await timed(() =>
-          key.client.request('GET', '/api/credential-proxy/proxy', {
-            headers: { 'X-Integration-Id': '@hostile/api', 'X-Target': `https://api.example.com/${'a'.repeat(200)}`, 'X-Session-Id': session.body.id },
-          }),
-        );
-        expectProblem(res, 403, 'unauthorized_target');
-      }, HOSTILE_FOR);
+      const { probes } = await whileProbingHealth(
+        api.url,
+        async () => {
+          const res = await timed(() =>
+            key.client.request('GET', '/api/credential-proxy/proxy', {
+              headers: { 'X-Integration-Id': '@hostile/api', 'X-Target': `https://api.example.com/${'a'.repeat(200)}`, 'X-Session-Id': session.body.id },
+            }),
+          );
+          expectProblem(res, 403, 'unauthorized_target');
+        },
+        HOSTILE_FOR,
+      );
       expectHealthy(probes);
     });
   });
@@ -190,7 +210,10 @@ describe('hostile patterns', function () {
     });
 
     it('inline runs and their validation: a pattern too large to compile cheaply', async () => {
-      const manifest = agentManifest({ name: `${uniqueScope('hp')}/large`, input: { type: 'object', properties: { x: { type: 'string', pattern: 'a{1000}'.repeat(40) } } } });
+      const manifest = agentManifest({
+        name: `${uniqueScope('hp')}/large`,
+        input: { type: 'object', properties: { x: { type: 'string', pattern: 'a{1000}'.repeat(40) } } },
+      });
       for (const route of ['/api/runs/inline', '/api/runs/inline/validate']) {
         refusal(await org.client.post(route, { manifest, prompt: 'p', input: {} }), 'manifest.input.schema.properties.x.pattern', /too large/);
       }
@@ -202,7 +225,8 @@ describe('hostile patterns', function () {
         await importAgent(org.client, { name, input: CODE_SCHEMA, output: OUTPUT_SCHEMA });
         const [scope, short] = name.split('/');
         await api.knex.raw(
-          'update package_versions set manifest = jsonb_set(manifest, ?::text[], to_jsonb(?::text)) where package_id = (select id from packages where scope = ? and name = ?)',
+          'update package_versions set manifest = jsonb_set(manifest, ?::text[], to_jsonb(?::text)) where package_id = (select id from ' +
+            'packages where scope = ? and name = ?)',
           [`{${path.join(',')}}`, pattern, scope, short],
         );
       };

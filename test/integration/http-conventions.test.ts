@@ -32,7 +32,10 @@ describe('HTTP conventions', () => {
   it('rejects malformed JSON, a wrong content type and an oversize body as problems', async () => {
     const malformed = await anon.request('POST', '/api/auth/sign-in/email', { raw: '{"email": ', headers: { 'content-type': 'application/json' } });
     expectProblem(malformed, 400, 'invalid_json');
-    const wrongType = await anon.request('POST', '/api/auth/sign-in/email', { raw: 'email=a', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    const wrongType = await anon.request('POST', '/api/auth/sign-in/email', {
+      raw: 'email=a',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
     expectProblem(wrongType, 415, 'unsupported_media_type');
     const big = await anon.post('/api/auth/sign-in/email', { email: 'a@example.com', password: 'x'.repeat(4096) });
     expectProblem(big, 413, 'payload_too_large');

@@ -71,7 +71,9 @@ describe('idempotency', function () {
     const body = { input: { topic: 'z' } };
     // The fingerprint the service computes: SHA-256 over method, path, query string and raw body.
     const fingerprint = createHash('sha256').update('POST\n/api/agents/@idem/agent/run\n\n').update(JSON.stringify(body)).digest('hex');
-    await api.knex('idempotency_keys').insert({ org_id: org.orgId, space_key: org.defaultSpaceId, key: 'stuck', fingerprint, state: 'in_progress', expires_at: new Date(Date.now() + 60_000) });
+    await api
+      .knex('idempotency_keys')
+      .insert({ org_id: org.orgId, space_key: org.defaultSpaceId, key: 'stuck', fingerprint, state: 'in_progress', expires_at: new Date(Date.now() + 60_000) });
     const res = await org.client.post('/api/agents/@idem/agent/run', body, { headers: { 'Idempotency-Key': 'stuck' } });
     expectProblem(res, 409, 'idempotency_in_progress');
     expect((await runs()).filter((r) => r.input.topic === 'z')).to.have.length(0);
@@ -89,7 +91,10 @@ describe('idempotency', function () {
     const headers = { 'Idempotency-Key': 'launch-shape' };
     const body = { input: { topic: 's' } };
     const first = await org.client.post('/api/agents/@idem/agent/run', body, { headers });
-    await api.knex('runs').where({ id: first.body.id }).update({ status: 'failed', error: 'changed meanwhile', started_at: new Date(), finished_at: new Date() });
+    await api
+      .knex('runs')
+      .where({ id: first.body.id })
+      .update({ status: 'failed', error: 'changed meanwhile', started_at: new Date(), finished_at: new Date() });
     const again = await org.client.post('/api/agents/@idem/agent/run', body, { headers });
     expect(again.status).to.equal(201);
     expect(again.headers.get('idempotent-replayed')).to.equal('true');
@@ -108,7 +113,11 @@ describe('idempotency', function () {
     expectProblem(await org.client.request('DELETE', '/api/api-keys/key_missing', { headers }), 400, 'idempotency_not_supported');
     expect((await org.client.get('/api/runs', { headers })).status).to.equal(200);
     expect((await org.client.get('/api/auth/session', { headers })).status).to.equal(200);
-    const signIn = await new (await import('../support/api.ts')).Client(api.url).post('/api/auth/sign-in/email', { email: org.email, password: 'correct horse battery' }, { headers });
+    const signIn = await new (await import('../support/api.ts')).Client(api.url).post(
+      '/api/auth/sign-in/email',
+      { email: org.email, password: 'correct horse battery' },
+      { headers },
+    );
     expect(signIn.status).to.equal(200);
   });
 

@@ -92,7 +92,10 @@ describe('inline runs', function () {
     it('max_authorized_uris: entries of each authorized_uris list', async () => {
       const uris = ['https://a.example.com/x', 'https://b.example.com/x', 'https://c.example.com/x'];
       expect((await validate(request(integration({ authorized_uris: uris.slice(0, 2) })))).status).to.equal(200);
-      await expectRefused(request(integration({ authorized_uris: uris })), expectLimit('max_authorized_uris', 'manifest.integrations_configuration.@ext/api.authorized_uris'));
+      await expectRefused(
+        request(integration({ authorized_uris: uris })),
+        expectLimit('max_authorized_uris', 'manifest.integrations_configuration.@ext/api.authorized_uris'),
+      );
     });
 
     it('wildcard_uri_allowed: an entry with * is refused while it is false', async () => {
@@ -148,7 +151,10 @@ describe('inline runs', function () {
   it('runs an inline agent to success through the model; its events carry package: {ephemeral: true}', async () => {
     const hook = await org.client.post('/api/webhooks', { level: 'space', spaceId: org.defaultSpaceId, url: receiver.url('/inline'), events: ['run.success'] });
     expect(hook.status, hook.text).to.equal(201);
-    model.script('inline-success', [() => toolCall('log', { level: 'info', message: 'inline thinking' }), () => toolCall('output', { summary: 'inline done' })]);
+    model.script('inline-success', [
+      () => toolCall('log', { level: 'info', message: 'inline thinking' }),
+      () => toolCall('output', { summary: 'inline done' }),
+    ]);
     const body = request({}, { prompt: 'Summarize inline.', input: { topic: 'inline-success' } });
     const res = await inline(body);
     expect(res.status, res.text).to.equal(201);
@@ -167,7 +173,11 @@ describe('inline runs', function () {
     const event = JSON.parse(ofRun()!.body).data.object;
     expect(event).to.include({ packageId: body.manifest.name, status: 'success' });
     expect(event.package).to.deep.equal({ ephemeral: true });
-    const pkg = await api.knex('packages as p').join('runs as r', 'r.package_id', 'p.id').where('r.id', res.body.id).first('p.ephemeral', 'p.home_space_id', 'p.created_by');
+    const pkg = await api
+      .knex('packages as p')
+      .join('runs as r', 'r.package_id', 'p.id')
+      .where('r.id', res.body.id)
+      .first('p.ephemeral', 'p.home_space_id', 'p.created_by');
     expect(pkg).to.deep.equal({ ephemeral: true, home_space_id: org.defaultSpaceId, created_by: org.userId });
   });
 
@@ -183,7 +193,12 @@ describe('inline runs', function () {
     expect((await org.client.get(`/api/agents/${name}`)).status).to.equal(200);
     // A second inline run may carry the name a published package holds.
     expect((await inline({ ...body, manifest: { ...body.manifest } })).status).to.equal(201);
-    expect(await api.knex('packages').where({ org_id: org.orgId, name: 'agent', scope: name.split('/')[0] }).pluck('ephemeral')).to.have.members([true, true, false]);
+    expect(
+      await api
+        .knex('packages')
+        .where({ org_id: org.orgId, name: 'agent', scope: name.split('/')[0] })
+        .pluck('ephemeral'),
+    ).to.have.members([true, true, false]);
   });
 
   it('replays an Idempotency-Key with the same run and one package', async () => {
@@ -195,7 +210,10 @@ describe('inline runs', function () {
     expect(again.status).to.equal(201);
     expect(again.headers.get('idempotent-replayed')).to.equal('true');
     expect(again.body.id).to.equal(first.body.id);
-    const [{ n }] = await api.knex('packages').where({ org_id: org.orgId, scope: body.manifest.name.split('/')[0] }).count({ n: '*' });
+    const [{ n }] = await api
+      .knex('packages')
+      .where({ org_id: org.orgId, scope: body.manifest.name.split('/')[0] })
+      .count({ n: '*' });
     expect(Number(n)).to.equal(1);
     expectProblem(await org.client.post('/api/runs/inline/validate', body, { headers: key }), 400, 'idempotency_not_supported');
   });

@@ -16,11 +16,20 @@ function loginIntegration(name: string, version = '1.0.0'): Record<string, any> 
     session: {
       type: 'custom',
       credentials: {
-        schema: { type: 'object', required: ['username', 'password'], properties: { username: { type: 'string' }, password: { type: 'string', writeOnly: true } } },
+        schema: {
+          type: 'object',
+          required: ['username', 'password'],
+          properties: { username: { type: 'string' }, password: { type: 'string', writeOnly: true } },
+        },
       },
       connect: {
         login: {
-          request: { method: 'POST', url: 'https://login.example.com/session', content_type: 'application/json', body: { u: '{$credential.username}', p: '{$credential.password}' } },
+          request: {
+            method: 'POST',
+            url: 'https://login.example.com/session',
+            content_type: 'application/json',
+            body: { u: '{$credential.username}', p: '{$credential.password}' },
+          },
           success_criteria: [{ condition: '$statusCode in [200, 204]' }, { condition: '$cookie.sid exists' }],
           outputs: { sid: { from: 'cookie', name: 'sid' } },
         },
@@ -112,7 +121,15 @@ describe('integrations', () => {
     it('answers the SPEC 2.11 representation plus auths, never a secret', async () => {
       const res = await org.client.get('/api/integrations');
       const item = res.body.data.find((i: any) => i.id === shared[1]);
-      expect(item).to.include({ object: 'package', type: 'integration', id: shared[1], orgId: org.orgId, version: '1.0.0', home_space_id: org.defaultSpaceId, content: null });
+      expect(item).to.include({
+        object: 'package',
+        type: 'integration',
+        id: shared[1],
+        orgId: org.orgId,
+        version: '1.0.0',
+        home_space_id: org.defaultSpaceId,
+        content: null,
+      });
       // Manifests are stored as jsonb, which orders object keys: compare fields as sets.
       const byKey = Object.fromEntries(item.auths.map((a: any) => [a.key, { ...a, fields: [...a.fields].sort() }]));
       expect(item.auths).to.have.length(3);
@@ -208,7 +225,10 @@ describe('integrations', () => {
       for (const [manifest, field] of cases) {
         const res = await upload(key.client, await zip(packageFiles(manifest)));
         expectProblem(res, 400, 'validation_failed');
-        expect(res.body.errors.map((e: any) => e.field), JSON.stringify(res.body)).to.include(field);
+        expect(
+          res.body.errors.map((e: any) => e.field),
+          JSON.stringify(res.body),
+        ).to.include(field);
         expect(res.body.detail).to.be.a('string').and.include('manifest.auths');
       }
       expect(await api.knex('packages').where({ org_id: org.orgId, scope: s })).to.have.length(0);
@@ -237,7 +257,15 @@ describe('integrations', () => {
 
       const exact = await org.client.post(path('1.0.0'), undefined, { headers: { 'If-Match': etag } });
       expect(exact.status, exact.text).to.equal(200);
-      expect(exact.body).to.include({ object: 'package', type: 'integration', id: name, description: 'one', version: '2.0.0', version_count: 3, has_unarchived_changes: true });
+      expect(exact.body).to.include({
+        object: 'package',
+        type: 'integration',
+        id: name,
+        description: 'one',
+        version: '2.0.0',
+        version_count: 3,
+        has_unarchived_changes: true,
+      });
       expect(exact.body.definition.version).to.equal('1.0.0');
       const afterExact = exact.headers.get('etag')!;
       expect(afterExact).to.match(/^"/).and.not.equal(etag);

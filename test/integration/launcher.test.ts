@@ -133,7 +133,12 @@ describe('npm start launcher (issue 14)', function () {
       INSTANCE_MODEL_ORGS: 'all', // the run below is a signed-up user's organization's
     };
     for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'SECRETS_KEY', 'LOG_FORMAT', 'BOOTSTRAP_TOKEN']) delete env[name];
-    launcher = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', 'start.ts'], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    launcher = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', 'start.ts'], {
+      cwd: clone,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     launcher.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     launcher.stderr!.on('data', (d: Buffer) => (output += d.toString()));
     const exited = new Promise<number | null>((resolve) => launcher!.once('exit', (code) => resolve(code)));
@@ -149,7 +154,9 @@ describe('npm start launcher (issue 14)', function () {
       // People's output: the JSON lines went to the log files.
       expect(output).not.to.match(/^\{"level"/m);
       expect(fs.readFileSync(path.join(dataDir, 'logs', 'api.log'), 'utf8')).to.include('API listening');
-      expect(fs.lstatSync(path.join(dataDir, 'pg')).isSymbolicLink() || process.getuid?.() !== 0, 'data dir moved where the postgres user can write').to.equal(true);
+      expect(fs.lstatSync(path.join(dataDir, 'pg')).isSymbolicLink() || process.getuid?.() !== 0, 'data dir moved where the postgres user can write').to.equal(
+        true,
+      );
 
       const before = pids();
       for (const name of ['launcher', 'api', 'worker', 'postgres', 'temporal']) expect(before[name], name).to.be.a('number');

@@ -106,7 +106,16 @@ describe('list pagination', function () {
 
   it('publishes limit, startingAfter and endingBefore on each list in the OpenAPI document', async () => {
     const doc = (await org.client.get('/api/openapi.json')).body;
-    const lists = ['/api/api-keys', '/api/spaces', '/api/spaces/{spaceId}/members', '/api/orgs/{orgId}/members', '/api/orgs/{orgId}/roles', '/api/models', '/api/webhooks', '/api/schedules'];
+    const lists = [
+      '/api/api-keys',
+      '/api/spaces',
+      '/api/spaces/{spaceId}/members',
+      '/api/orgs/{orgId}/members',
+      '/api/orgs/{orgId}/roles',
+      '/api/models',
+      '/api/webhooks',
+      '/api/schedules',
+    ];
     for (const path of lists) {
       const query = (doc.paths[path].get.parameters ?? []).filter((p: any) => p.in === 'query').map((p: any) => p.name);
       expect(query, path).to.include.members(['limit', 'startingAfter', 'endingBefore']).and.not.include('offset');
@@ -116,7 +125,18 @@ describe('list pagination', function () {
   it('API keys: 20 by default, at most 100, out-of-range limits fall back to 20; pages both ways', async () => {
     const made = [(await newKey(api, org.client, { name: 'api 1' })).id, (await newKey(api, org.client, { name: 'api 2' })).id];
     for (let i = 0; i < 23; i++) {
-      made.push((await insertApiKey(api.knex, { orgId: org.orgId, spaceId: org.defaultSpaceId, userId: org.userId, name: `k${i}`, scopes: ['runs:read'], expiresAt: null })).row.id);
+      made.push(
+        (
+          await insertApiKey(api.knex, {
+            orgId: org.orgId,
+            spaceId: org.defaultSpaceId,
+            userId: org.userId,
+            name: `k${i}`,
+            scopes: ['runs:read'],
+            expiresAt: null,
+          })
+        ).row.id,
+      );
     }
     const revoked = await newKey(api, org.client, { name: 'revoked' });
     expect((await org.client.delete(`/api/api-keys/${revoked.id}`)).status).to.equal(204);
@@ -151,7 +171,12 @@ describe('list pagination', function () {
 
     // Two members through the API, four straight into the tables in one statement each.
     const users = [(await newMember(api, org, 'member', 'm1')).userId, (await newMember(api, org, 'member', 'm2')).userId];
-    const seeded = Array.from({ length: 4 }, (_, i) => ({ id: newId('usr'), email: `${newId('usr').toLowerCase()}@example.com`, name: `seeded ${i}`, password_hash: 'x' }));
+    const seeded = Array.from({ length: 4 }, (_, i) => ({
+      id: newId('usr'),
+      email: `${newId('usr').toLowerCase()}@example.com`,
+      name: `seeded ${i}`,
+      password_hash: 'x',
+    }));
     await api.knex('users').insert(seeded);
     await api.knex('org_members').insert(seeded.map((u) => ({ org_id: org.orgId, user_id: u.id, role: 'member' })));
     users.push(...seeded.map((u) => u.id));
@@ -176,7 +201,14 @@ describe('list pagination', function () {
     const foreignRole = await other.client.post(`/api/orgs/${other.orgId}/roles`, { name: 'theirs', scopes: ['runs:read'] });
     await refusesCursor(org.client, `/api/orgs/${org.orgId}/roles`, foreignRole.body.id);
 
-    const models = Array.from({ length: 7 }, (_, i) => ({ id: newId('mdl'), org_id: org.orgId, name: `model ${i}`, provider: 'openai-compatible', base_url: 'https://models.example.com/v1', model: 'm' }));
+    const models = Array.from({ length: 7 }, (_, i) => ({
+      id: newId('mdl'),
+      org_id: org.orgId,
+      name: `model ${i}`,
+      provider: 'openai-compatible',
+      base_url: 'https://models.example.com/v1',
+      model: 'm',
+    }));
     await api.knex('models').insert(models); // one statement: one created_at, ordered by id
     expect(await walk(org.client, '/api/models', 3)).to.have.members(models.map((m) => m.id));
     const foreignModel = newId('mdl');

@@ -40,7 +40,13 @@ describe('LLM proxy', function () {
       outputCostPerMTok: 2_000_000,
     });
     expect(gpt.status, gpt.text).to.equal(201);
-    const claude = await org.client.post('/api/models', { name: 'claude', provider: 'anthropic', baseUrl: anthropic.url, model: 'claude-upstream', apiKey: 'sk-ant-configured' });
+    const claude = await org.client.post('/api/models', {
+      name: 'claude',
+      provider: 'anthropic',
+      baseUrl: anthropic.url,
+      model: 'claude-upstream',
+      apiKey: 'sk-ant-configured',
+    });
     expect(claude.status, claude.text).to.equal(201);
     await importAgent(org.client, { name: '@llm/remote' });
   });
@@ -76,7 +82,7 @@ describe('LLM proxy', function () {
     expect(res.body).to.deep.equal({ error: { message: 'slow down', type: 'rate_limit' } });
   });
 
-  it('passes a stream through chunk by chunk, and adds its final usage to the caller\'s remote run', async () => {
+  it("passes a stream through chunk by chunk, and adds its final usage to the caller's remote run", async () => {
     const { client, key } = await caller();
     const launched = await client.post('/api/runs/remote', { packageId: '@llm/remote' });
     expect(launched.status, launched.text).to.equal(201);
@@ -147,7 +153,11 @@ describe('LLM proxy', function () {
         usage: { input_tokens: 9, output_tokens: 4 },
       }),
     ]);
-    const res = await client.post(MESSAGES, { model: 'claude', max_tokens: 100, messages: [{ role: 'user', content: 'anthropic-call' }] }, { headers: { 'anthropic-version': '2023-06-01' } });
+    const res = await client.post(
+      MESSAGES,
+      { model: 'claude', max_tokens: 100, messages: [{ role: 'user', content: 'anthropic-call' }] },
+      { headers: { 'anthropic-version': '2023-06-01' } },
+    );
     expect(res.status, res.text).to.equal(200);
     expect(res.body.content[0].text).to.equal('hi from claude');
     const seen = anthropic.requests.find((r) => JSON.stringify(r.body).includes('anthropic-call'))!;
@@ -188,7 +198,7 @@ describe('LLM proxy', function () {
     expect(usage).to.deep.equal({ inputTokens: 5, outputTokens: 6, costUsd: 0 });
   });
 
-  it('refuses a route that does not speak the target model\'s protocol', async () => {
+  it("refuses a route that does not speak the target model's protocol", async () => {
     const { client } = await caller();
     expectProblem(await client.post(MESSAGES, { max_tokens: 10, messages: [{ role: 'user', content: 'x' }] }), 409, 'model_provider_mismatch');
     expectProblem(await client.post(CHAT, chat('x', { model: 'claude' })), 409, 'model_provider_mismatch');
@@ -227,4 +237,3 @@ describe('LLM proxy', function () {
     expectProblem(await solo.client.post(CHAT, chat('blocked')), 502, 'model_unreachable');
   });
 });
-

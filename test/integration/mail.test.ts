@@ -79,7 +79,10 @@ describe('mail (SMTP outbox) and password reset tokens', function () {
 
     const leaks = lines.filter((l) => l.includes(token));
     expect(leaks, 'log lines holding the token').to.deep.equal([]);
-    expect(lines.filter((l) => l.includes(smtp.pass)), 'log lines holding the SMTP password').to.deep.equal([]);
+    expect(
+      lines.filter((l) => l.includes(smtp.pass)),
+      'log lines holding the SMTP password',
+    ).to.deep.equal([]);
     expect(await columnsHolding(api.knex, token), 'columns holding the token').to.deep.equal([]);
     expect(await columnsHolding(api.knex, smtp.pass), 'columns holding the SMTP password').to.deep.equal([]);
 
@@ -151,7 +154,11 @@ describe('mail (SMTP outbox) and password reset tokens', function () {
 
   it('refuses a malformed SMTP_URL or one without MAIL_FROM at boot, never echoing the URL', () => {
     const secret = `pw-${randomBytes(6).toString('hex')}`;
-    for (const env of [{ SMTP_URL: `http://u:${secret}@mail.example`, MAIL_FROM: FROM }, { SMTP_URL: `smtp://u:${secret}@mail.example` }, { SMTP_URL: `smtp://u:${secret}@mail.example`, MAIL_FROM: 'not an address' }]) {
+    for (const env of [
+      { SMTP_URL: `http://u:${secret}@mail.example`, MAIL_FROM: FROM },
+      { SMTP_URL: `smtp://u:${secret}@mail.example` },
+      { SMTP_URL: `smtp://u:${secret}@mail.example`, MAIL_FROM: 'not an address' },
+    ]) {
       let message = '';
       try {
         loadConfig(env);

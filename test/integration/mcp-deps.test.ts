@@ -69,7 +69,14 @@ describe('MCP server dependencies', function () {
     api = await startTestApi(workerEnv());
     worker = await startTestWorker();
     org = await newOrg(api);
-    const created = await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'fake-1', apiKey: 'sk-x', isDefault: true });
+    const created = await org.client.post('/api/models', {
+      name: 'fake',
+      provider: 'openai-compatible',
+      baseUrl: model.url,
+      model: 'fake-1',
+      apiKey: 'sk-x',
+      isDefault: true,
+    });
     expect(created.status, created.text).to.equal(201);
     const imports = [
       {
@@ -84,7 +91,10 @@ describe('MCP server dependencies', function () {
           },
         },
       },
-      { ...base('@mcpt/lookup-server', 'mcp-server'), remote: { url: mcp.url, transport: 'streamable-http', auth: { integration: '@mcpt/lookup-auth', auth_key: 'main' } } },
+      {
+        ...base('@mcpt/lookup-server', 'mcp-server'),
+        remote: { url: mcp.url, transport: 'streamable-http', auth: { integration: '@mcpt/lookup-auth', auth_key: 'main' } },
+      },
       { ...base('@mcpt/gone', 'mcp-server'), remote: { url: 'http://127.0.0.1:9/mcp', transport: 'streamable-http' } },
     ];
     for (const m of imports) {
@@ -92,7 +102,10 @@ describe('MCP server dependencies', function () {
       expect(res.status, res.text).to.equal(201);
     }
     const agents = [
-      agentManifest({ name: '@mcpt/agent', dependencies: { mcp_servers: { '@mcpt/lookup-server': '^1.0.0' }, integrations: { '@mcpt/lookup-auth': '^1.0.0' } } }),
+      agentManifest({
+        name: '@mcpt/agent',
+        dependencies: { mcp_servers: { '@mcpt/lookup-server': '^1.0.0' }, integrations: { '@mcpt/lookup-auth': '^1.0.0' } },
+      }),
       agentManifest({ name: '@mcpt/unreachable', dependencies: { mcp_servers: { '@mcpt/gone': '^1.0.0' } } }),
     ];
     for (const m of agents) {
@@ -147,7 +160,10 @@ describe('MCP server dependencies', function () {
 
     const received = mcp.authorizations.slice(before);
     expect(received.length).to.be.greaterThan(1); // initialize, list, call, ...
-    expect(received.every((a) => a === `Bearer ${TOKEN}`), JSON.stringify(received)).to.equal(true);
+    expect(
+      received.every((a) => a === `Bearer ${TOKEN}`),
+      JSON.stringify(received),
+    ).to.equal(true);
 
     const call = logs.find((l) => l.kind === 'mcp_call');
     expect(call, logsText).to.exist;

@@ -17,7 +17,12 @@ import { startTestWorker, TEST_SECRETS_KEY, workerEnv } from '../support/worker.
 
 const TOPIC_SCHEMA = { type: 'object', required: ['topic'], properties: { topic: { type: 'string', minLength: 1 } } };
 const SUMMARY_SCHEMA = { type: 'object', required: ['summary'], additionalProperties: false, properties: { summary: { type: 'string' } } };
-const INITIALIZE = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const INITIALIZE = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 const MCP_ACCEPT = 'application/json, text/event-stream';
 
 describe('MCP server (/api/mcp)', function () {
@@ -85,7 +90,14 @@ describe('MCP server (/api/mcp)', function () {
     api = await startTestApi(workerEnv({ PORT: String(port), PUBLIC_URL: issuer }));
     worker = await startTestWorker({ PLATFORM_RUN_LIMITS: JSON.stringify({ agent_memory_ceiling_mb: 256 }) });
     org = await newOrg(api, 'mcp');
-    const created = await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'fake-1', apiKey: 'sk-mcp', isDefault: true });
+    const created = await org.client.post('/api/models', {
+      name: 'fake',
+      provider: 'openai-compatible',
+      baseUrl: model.url,
+      model: 'fake-1',
+      apiKey: 'sk-mcp',
+      isDefault: true,
+    });
     expect(created.status, created.text).to.equal(201);
     await importAgent(org.client, { name: '@mcp/summarizer', input: TOPIC_SCHEMA, output: SUMMARY_SCHEMA, prompt: 'Summarize the topic.' });
     fullKey = await newKey(api, org.client, { name: 'mcp full' });
@@ -176,12 +188,20 @@ describe('MCP server (/api/mcp)', function () {
     const reader = await newKey(api, org.client, { name: 'mcp reader', scopes: ['mcp:read', 'agents:read', 'agents:run', 'runs:read'] });
     const client = await connect(bearer(reader.key));
     expect((await call(client, 'list_agents')).isError).to.not.equal(true);
-    expectToolError(await call(client, 'run_agent', { agent: '@mcp/summarizer', input: { topic: 'never-launched' } }), 'forbidden', /run_agent tool needs the mcp:invoke permission/);
+    expectToolError(
+      await call(client, 'run_agent', { agent: '@mcp/summarizer', input: { topic: 'never-launched' } }),
+      'forbidden',
+      /run_agent tool needs the mcp:invoke permission/,
+    );
     expectToolError(await call(client, 'cancel_run', { run_id: 'run_x' }), 'forbidden', /mcp:invoke and runs:cancel permissions/);
     expect((await api.knex('runs').whereRaw("input->>'topic' = 'never-launched'")).length).to.equal(0);
     // mcp:invoke without the underlying permission is refused too.
     const invoker = await newKey(api, org.client, { name: 'mcp invoker', scopes: ['mcp:invoke', 'agents:read'] });
-    expectToolError(await call(await connect(bearer(invoker.key)), 'run_agent', { agent: '@mcp/summarizer', input: { topic: 'x' } }), 'forbidden', /agents:run/);
+    expectToolError(
+      await call(await connect(bearer(invoker.key)), 'run_agent', { agent: '@mcp/summarizer', input: { topic: 'x' } }),
+      'forbidden',
+      /agents:run/,
+    );
     // Without mcp:read or mcp:invoke the endpoint itself is 403.
     const plain = await newKey(api, org.client, { name: 'no mcp', scopes: ['agents:read', 'runs:read'] });
     const res = await plain.client.post('/api/mcp', INITIALIZE, { headers: { accept: MCP_ACCEPT } });
@@ -236,7 +256,10 @@ describe('MCP server (/api/mcp)', function () {
     const get = await fetch(`${api.url}/api/mcp`, { headers });
     expect(get.status).to.equal(405);
     expect(get.headers.get('allow')).to.equal('POST');
-    const broken = await fullKey.client.request('POST', '/api/mcp', { raw: '{"jsonrpc": ', headers: { 'content-type': 'application/json', accept: MCP_ACCEPT } });
+    const broken = await fullKey.client.request('POST', '/api/mcp', {
+      raw: '{"jsonrpc": ',
+      headers: { 'content-type': 'application/json', accept: MCP_ACCEPT },
+    });
     expectProblem(broken, 400, 'invalid_json');
     expectProblem(await fullKey.client.post('/api/mcp', { hello: 'world' }, { headers: { accept: MCP_ACCEPT } }), 400, 'validation_failed');
     expectProblem(await fullKey.client.request('POST', '/api/mcp', { headers: { accept: MCP_ACCEPT } }), 400, 'validation_failed');

@@ -37,7 +37,7 @@ describe('organizations, spaces and roles', () => {
     expectProblem(await org.client.delete(`/api/orgs/${org.orgId}/members/${org.userId}`), 409, 'last_owner');
   });
 
-  it('answers 404 for another organization\'s members, roles and spaces', async () => {
+  it("answers 404 for another organization's members, roles and spaces", async () => {
     const other = await newOrg(api, 'other');
     expectProblem(await org.client.get(`/api/orgs/${other.orgId}/members`), 404, 'not_found');
     expectProblem(await org.client.get(`/api/orgs/${other.orgId}/roles`), 404, 'not_found');
@@ -48,17 +48,19 @@ describe('organizations, spaces and roles', () => {
     expect(listed.body.data.map((s: any) => s.id)).not.to.include(other.defaultSpaceId);
   });
 
-  it('shows members only the spaces where they hold a role, and never another user\'s personal space', async () => {
+  it("shows members only the spaces where they hold a role, and never another user's personal space", async () => {
     const team = await org.client.post('/api/spaces', { name: 'Secret team' });
     const member = await newMember(api, org);
     const seen = (await member.client.get('/api/spaces')).body.data;
-    expect(seen.map((s: any) => s.id)).to.include(org.defaultSpaceId).and.not.include(team.body.id);
+    expect(seen.map((s: any) => s.id))
+      .to.include(org.defaultSpaceId)
+      .and.not.include(team.body.id);
     expect(seen.filter((s: any) => s.kind === 'personal').map((s: any) => s.ownerUserId)).to.deep.equal([member.userId]);
     expectProblem(await member.client.get(`/api/spaces/${team.body.id}/members`), 404, 'not_found');
     expectProblem(await member.client.post('/api/spaces', { name: 'mine' }), 403, 'forbidden');
   });
 
-  describe('changing a space member\'s role (SPEC 4.8)', () => {
+  describe("changing a space member's role (SPEC 4.8)", () => {
     it('answers 404 when no explicit membership row exists', async () => {
       const team = await org.client.post('/api/spaces', { name: 'Empty team' });
       const member = await newMember(api, org);
@@ -75,7 +77,10 @@ describe('organizations, spaces and roles', () => {
 
     it('lets the new role grant only permissions the caller holds', async () => {
       // A custom role holding spaces:write but not spaces:delete manages members below it.
-      const role = await org.client.post(`/api/orgs/${org.orgId}/roles`, { name: 'manager', scopes: ['spaces:read', 'spaces:write', 'agents:read', 'runs:read'] });
+      const role = await org.client.post(`/api/orgs/${org.orgId}/roles`, {
+        name: 'manager',
+        scopes: ['spaces:read', 'spaces:write', 'agents:read', 'runs:read'],
+      });
       expect(role.status).to.equal(201);
       const manager = await newMember(api, org);
       await org.client.patch(`/api/spaces/${org.defaultSpaceId}/members/${manager.userId}`, { custom_role_id: role.body.id });
@@ -85,7 +90,11 @@ describe('organizations, spaces and roles', () => {
       expectProblem(promote, 403, 'forbidden');
       const within = await org.client.post(`/api/orgs/${org.orgId}/roles`, { name: 'reader', scopes: ['agents:read'] });
       // The target's current role (viewer) is one the manager could not have granted: 403 as well.
-      expectProblem(await manager.client.patch(`/api/spaces/${org.defaultSpaceId}/members/${target.userId}`, { custom_role_id: within.body.id }), 403, 'forbidden');
+      expectProblem(
+        await manager.client.patch(`/api/spaces/${org.defaultSpaceId}/members/${target.userId}`, { custom_role_id: within.body.id }),
+        403,
+        'forbidden',
+      );
       // Once the target holds a role inside the manager's, the manager may change it.
       await org.client.patch(`/api/spaces/${org.defaultSpaceId}/members/${target.userId}`, { custom_role_id: within.body.id });
       const ok = await manager.client.patch(`/api/spaces/${org.defaultSpaceId}/members/${target.userId}`, { custom_role_id: role.body.id });
@@ -93,7 +102,7 @@ describe('organizations, spaces and roles', () => {
       expect(ok.body.custom_role_id).to.equal(role.body.id);
     });
 
-    it('refuses changing one\'s own role with 403', async () => {
+    it("refuses changing one's own role with 403", async () => {
       const admin = await newMember(api, org, 'admin');
       const res = await admin.client.patch(`/api/spaces/${org.defaultSpaceId}/members/${admin.userId}`, { preset_role: 'viewer' });
       expectProblem(res, 403, 'forbidden');

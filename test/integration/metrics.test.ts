@@ -35,9 +35,19 @@ describe('metrics', function () {
   let key: Awaited<ReturnType<typeof newKey>>;
 
   before(async () => {
-    services = await startRunServices({ output: { summary: 'done' }, apiEnv: { METRICS_TOKEN: TOKEN }, workerEnv: { METRICS_TOKEN: TOKEN, WORKER_METRICS_PORT: '0' } });
+    services = await startRunServices({
+      output: { summary: 'done' },
+      apiEnv: { METRICS_TOKEN: TOKEN },
+      workerEnv: { METRICS_TOKEN: TOKEN, WORKER_METRICS_PORT: '0' },
+    });
     org = await newOrg(services.api, 'metrics');
-    const model = await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: services.model.url, model: 'm', isDefault: true });
+    const model = await org.client.post('/api/models', {
+      name: 'fake',
+      provider: 'openai-compatible',
+      baseUrl: services.model.url,
+      model: 'm',
+      isDefault: true,
+    });
     expect(model.status, model.text).to.equal(201);
     key = await newKey(services.api, org.client, { name: 'metrics' });
     await importAgent(org.client, { name: '@metrics/agent' });
@@ -94,7 +104,8 @@ describe('metrics', function () {
     for (let i = 0; i < 100 && !services.receiver.requests.some((r) => r.path === '/metrics-hook'); i++) await sleep(100);
     await sleep(300); // the attempt is counted once recorded
     const [api1, worker1] = [await apiMetrics(), await workerMetrics()];
-    const moved = (text0: string, text1: string, name: string, labels: Record<string, string> = {}) => sample(text1, name, labels) - sample(text0, name, labels);
+    const moved = (text0: string, text1: string, name: string, labels: Record<string, string> = {}) =>
+      sample(text1, name, labels) - sample(text0, name, labels);
 
     expect(moved(api0, api1, 'http_requests_total', { method: 'POST', route: '/api/agents/:scope/:name/run', status: '201' })).to.equal(1);
     expect(moved(api0, api1, 'http_requests_total', { method: 'GET', route: '/api/runs/:id', status: '200' })).to.equal(1);

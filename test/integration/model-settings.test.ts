@@ -114,7 +114,12 @@ describe('model settings: tests, OpenRouter, provider credentials, proxies', fun
     const savedTest = await o.client.post(`/api/models/${saved.body.id}/test`);
     expect(savedTest.body).to.include({ object: 'model_test', ok: true, model: 'gpt-y-2026' });
     expect(fake.requests.at(-1)!.headers.authorization).to.equal(`Bearer ${MODEL_KEY}`);
-    const dead = await o.client.post('/api/models', { name: 'dead', provider: 'openai-compatible', baseUrl: `http://127.0.0.1:${await closedPort()}`, model: 'm' });
+    const dead = await o.client.post('/api/models', {
+      name: 'dead',
+      provider: 'openai-compatible',
+      baseUrl: `http://127.0.0.1:${await closedPort()}`,
+      model: 'm',
+    });
     const deadTest = await o.client.post(`/api/models/${dead.body.id}/test`);
     expect(deadTest.body).to.include({ ok: false, status: null });
     expect(deadTest.body.error).to.match(/^No answer: .*ECONNREFUSED/);
@@ -153,7 +158,12 @@ describe('model settings: tests, OpenRouter, provider credentials, proxies', fun
 
   it('keeps model provider credentials write-only and encrypted; tests, discovers, and lends them to models', async () => {
     const o = await org();
-    const created = await o.client.post('/api/model-provider-credentials', { name: 'main', provider: 'openai-compatible', baseUrl: `${fake.url}/`, apiKey: CRED_KEY });
+    const created = await o.client.post('/api/model-provider-credentials', {
+      name: 'main',
+      provider: 'openai-compatible',
+      baseUrl: `${fake.url}/`,
+      apiKey: CRED_KEY,
+    });
     expect(created.status, created.text).to.equal(201);
     expect(created.body).to.include({ object: 'model_provider_credential', name: 'main', provider: 'openai-compatible', baseUrl: fake.url, hasApiKey: true });
     expect(created.body.id).to.match(/^mpc_/);
@@ -162,9 +172,22 @@ describe('model settings: tests, OpenRouter, provider credentials, proxies', fun
     expect(row.api_key_enc).to.match(/^v1\./).and.not.contain(CRED_KEY);
     expect((await o.client.get('/api/model-provider-credentials')).body.data.map((c: any) => c.id)).to.deep.equal([id]);
     expect((await o.client.get(`/api/model-provider-credentials/${id}`)).body).to.deep.equal(created.body);
-    expectProblem(await o.client.post('/api/model-provider-credentials', { name: 'main', provider: 'anthropic', baseUrl: fake.url, apiKey: 'x-1234' }), 409, 'conflict');
-    expectProblem(await o.client.post('/api/model-provider-credentials', { name: 'nokey', provider: 'anthropic', baseUrl: fake.url }), 400, 'validation_failed');
-    const blocked = await o.client.post('/api/model-provider-credentials', { name: 'meta', provider: 'anthropic', baseUrl: 'http://169.254.169.254', apiKey: 'x-1234' });
+    expectProblem(
+      await o.client.post('/api/model-provider-credentials', { name: 'main', provider: 'anthropic', baseUrl: fake.url, apiKey: 'x-1234' }),
+      409,
+      'conflict',
+    );
+    expectProblem(
+      await o.client.post('/api/model-provider-credentials', { name: 'nokey', provider: 'anthropic', baseUrl: fake.url }),
+      400,
+      'validation_failed',
+    );
+    const blocked = await o.client.post('/api/model-provider-credentials', {
+      name: 'meta',
+      provider: 'anthropic',
+      baseUrl: 'http://169.254.169.254',
+      apiKey: 'x-1234',
+    });
     expectProblem(blocked, 400, 'validation_failed');
 
     // Tests list the provider's models with the key.
@@ -180,7 +203,13 @@ describe('model settings: tests, OpenRouter, provider credentials, proxies', fun
     // Discovery: saved or unsaved; a refusal is a 502 naming the provider's answer.
     const found = await o.client.post('/api/model-provider-credentials/discover', { credentialId: id });
     expect(found.status, found.text).to.equal(200);
-    expect(found.body).to.deep.equal({ object: 'list', data: [{ id: 'model-a', name: 'Model A' }, { id: 'model-b', name: 'model-b' }] });
+    expect(found.body).to.deep.equal({
+      object: 'list',
+      data: [
+        { id: 'model-a', name: 'Model A' },
+        { id: 'model-b', name: 'model-b' },
+      ],
+    });
     expect(found.headers.get('ratelimit-policy')).to.equal('6;w=60');
     const anth = await o.client.post('/api/model-provider-credentials/discover', { provider: 'anthropic', baseUrl: fake.url, apiKey: CRED_KEY });
     expect(anth.body.data).to.have.length(2);
@@ -190,7 +219,11 @@ describe('model settings: tests, OpenRouter, provider credentials, proxies', fun
     expect(refused.body.detail).to.contain('HTTP 401');
 
     // A model that uses the credential: provider, base URL and key come from it.
-    expectProblem(await o.client.post('/api/models', { name: 'mixed', credentialId: id, baseUrl: 'https://elsewhere.example', model: 'm' }), 400, 'validation_failed');
+    expectProblem(
+      await o.client.post('/api/models', { name: 'mixed', credentialId: id, baseUrl: 'https://elsewhere.example', model: 'm' }),
+      400,
+      'validation_failed',
+    );
     const model = await o.client.post('/api/models', { name: 'via-cred', credentialId: id, model: 'gpt-c' });
     expect(model.status, model.text).to.equal(201);
     expect(model.body).to.include({ credentialId: id, provider: 'openai-compatible', baseUrl: fake.url, hasApiKey: true, proxyId: null });
@@ -210,7 +243,11 @@ describe('model settings: tests, OpenRouter, provider credentials, proxies', fun
     expectProblem(await other.client.post('/api/model-provider-credentials/discover', { credentialId: id }), 404, 'not_found');
     const member = track((await newMember(api, o)).client);
     expect((await member.get('/api/model-provider-credentials')).status).to.equal(200);
-    expectProblem(await member.post('/api/model-provider-credentials', { name: 'x', provider: 'anthropic', baseUrl: fake.url, apiKey: 'k-1234' }), 403, 'forbidden');
+    expectProblem(
+      await member.post('/api/model-provider-credentials', { name: 'x', provider: 'anthropic', baseUrl: fake.url, apiKey: 'k-1234' }),
+      403,
+      'forbidden',
+    );
 
     expect((await o.client.patch(`/api/models/${model.body.id}`, { credentialId: null })).body).to.include({ credentialId: null, hasApiKey: false });
     expect((await o.client.delete(`/api/model-provider-credentials/${id}`)).status).to.equal(204);
@@ -244,7 +281,14 @@ describe('model settings: tests, OpenRouter, provider credentials, proxies', fun
 
     // A model test uses the default proxy.
     proxy.requests.length = 0;
-    const m = await o.client.post('/api/models', { name: 'proxied', provider: 'openai-compatible', baseUrl: fake.url, model: 'gpt-p', apiKey: MODEL_KEY, isDefault: true });
+    const m = await o.client.post('/api/models', {
+      name: 'proxied',
+      provider: 'openai-compatible',
+      baseUrl: fake.url,
+      model: 'gpt-p',
+      apiKey: MODEL_KEY,
+      isDefault: true,
+    });
     expect((await o.client.post(`/api/models/${m.body.id}/test`)).body).to.include({ ok: true });
     expect(proxy.requests).to.have.length(1);
     expect(proxy.requests[0]).to.include({ method: 'CONNECT', target: fakeHost });
@@ -274,7 +318,9 @@ describe('model settings: tests, OpenRouter, provider credentials, proxies', fun
     try {
       const history = await new TemporalClient({ connection }).workflow.getHandle(run.body.id).fetchHistory();
       // Payload bytes come as base64: decoded, so the search reads what the payloads say.
-      const text = JSON.stringify(history).replace(/"data":"([A-Za-z0-9+/=]*)"/g, (_m, b64: string) => JSON.stringify(Buffer.from(b64, 'base64').toString('utf8')));
+      const text = JSON.stringify(history).replace(/"data":"([A-Za-z0-9+/=]*)"/g, (_m, b64: string) =>
+        JSON.stringify(Buffer.from(b64, 'base64').toString('utf8')),
+      );
       expect(text).to.contain('timeoutSeconds'); // the workflow's input payload, decoded: the search reads payloads
       for (const s of SECRETS) expect(text, 'a secret in Temporal history').not.to.contain(s);
     } finally {
@@ -290,7 +336,11 @@ describe('model settings: tests, OpenRouter, provider credentials, proxies', fun
     const other = await org('other');
     expectProblem(await other.client.get(`/api/proxies/${created.body.id}`), 404, 'not_found');
     expectProblem(await other.client.post(`/api/proxies/${created.body.id}/test`, {}), 404, 'not_found');
-    expectProblem(await other.client.post('/api/models', { name: 'x', provider: 'anthropic', baseUrl: fake.url, model: 'm', proxyId: created.body.id }), 404, 'not_found');
+    expectProblem(
+      await other.client.post('/api/models', { name: 'x', provider: 'anthropic', baseUrl: fake.url, model: 'm', proxyId: created.body.id }),
+      404,
+      'not_found',
+    );
     const member = track((await newMember(api, o)).client);
     expect((await member.get('/api/proxies')).body.data).to.have.length(2);
     expectProblem(await member.post('/api/proxies', { name: 'x', url: proxy.url }), 403, 'forbidden');

@@ -43,12 +43,32 @@ describe('models', function () {
 
   it('speaks Anthropic messages to an anthropic model, tools and usage included', async () => {
     const org = await newOrg(api);
-    const created = await org.client.post('/api/models', { name: 'claude', provider: 'anthropic', baseUrl: model.url, model: 'claude-test', apiKey: 'sk-ant-test', isDefault: true });
+    const created = await org.client.post('/api/models', {
+      name: 'claude',
+      provider: 'anthropic',
+      baseUrl: model.url,
+      model: 'claude-test',
+      apiKey: 'sk-ant-test',
+      isDefault: true,
+    });
     expect(created.status).to.equal(201);
-    await importAgent(org.client, { name: '@ant/agent', prompt: 'Answer briefly.', output: { type: 'object', required: ['answer'], properties: { answer: { type: 'string' } } } });
+    await importAgent(org.client, {
+      name: '@ant/agent',
+      prompt: 'Answer briefly.',
+      output: { type: 'object', required: ['answer'], properties: { answer: { type: 'string' } } },
+    });
     model.script('anthropic-run', [
-      () => ({ content: [{ type: 'tool_use', id: 'tu_1', name: 'log', input: { level: 'info', message: 'from claude' } }], usage: { input_tokens: 7, output_tokens: 3 } }),
-      () => ({ content: [{ type: 'text', text: 'done' }, { type: 'tool_use', id: 'tu_2', name: 'output', input: { answer: '42' } }], usage: { input_tokens: 9, output_tokens: 4 } }),
+      () => ({
+        content: [{ type: 'tool_use', id: 'tu_1', name: 'log', input: { level: 'info', message: 'from claude' } }],
+        usage: { input_tokens: 7, output_tokens: 3 },
+      }),
+      () => ({
+        content: [
+          { type: 'text', text: 'done' },
+          { type: 'tool_use', id: 'tu_2', name: 'output', input: { answer: '42' } },
+        ],
+        usage: { input_tokens: 9, output_tokens: 4 },
+      }),
     ]);
     const run = await org.client.post('/api/agents/@ant/agent/run', { input: { q: 'anthropic-run' } });
     const done = await org.client.get(`/api/runs/${run.body.id}?wait=30`);
@@ -114,7 +134,10 @@ describe('models', function () {
 
   it('shows the model the SKILL.md of each skill the agent depends on', async () => {
     const org = await newOrg(api);
-    const skill = await uploadPackage(org.client, await zip(packageFiles(skillManifest('@acme/house-style'), { 'SKILL.md': '# House style\nAlways answer in haiku.\n' })));
+    const skill = await uploadPackage(
+      org.client,
+      await zip(packageFiles(skillManifest('@acme/house-style'), { 'SKILL.md': '# House style\nAlways answer in haiku.\n' })),
+    );
     expect(skill.status, skill.text).to.equal(201);
     await importAgent(org.client, { name: '@acme/poet', dependencies: { skills: { '@acme/house-style': '^1.0.0' } } });
     model.script('skill-run', [() => toolCall('output', { ok: true })]);
@@ -124,7 +147,7 @@ describe('models', function () {
     expect(req.body.messages[0].content).to.contain('Always answer in haiku.');
   });
 
-  it('fails the run with the provider\'s answer when the model call is refused', async () => {
+  it("fails the run with the provider's answer when the model call is refused", async () => {
     const org = await newOrg(api);
     await org.client.post('/api/models', { name: 'bad', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
     await importAgent(org.client, { name: '@bad/agent' });
@@ -137,7 +160,14 @@ describe('models', function () {
 
   it('manages models at organization level: write-only key, one default, scopes, SSRF check', async () => {
     const org = await newOrg(api);
-    const a = await org.client.post('/api/models', { name: 'a', provider: 'openai-compatible', baseUrl: model.url, model: 'm', apiKey: 'sk-a', isDefault: true });
+    const a = await org.client.post('/api/models', {
+      name: 'a',
+      provider: 'openai-compatible',
+      baseUrl: model.url,
+      model: 'm',
+      apiKey: 'sk-a',
+      isDefault: true,
+    });
     const b = await org.client.post('/api/models', { name: 'b', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
     const list = (await org.client.get('/api/models')).body.data;
     expect(list.find((m: any) => m.id === a.body.id).isDefault).to.equal(false);

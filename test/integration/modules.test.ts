@@ -27,7 +27,12 @@ const PROBES: Record<ModuleName, Array<{ method: 'GET' | 'POST'; path: string; o
       path: '/api/mcp',
       openapi: '/api/mcp',
       status: 200,
-      body: { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'modules-probe', version: '1' } } },
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'modules-probe', version: '1' } },
+      },
     },
   ],
   chat: [{ method: 'GET', path: '/api/chat/sessions', openapi: '/api/chat/sessions', status: 200 }],
@@ -53,7 +58,7 @@ describe('optional modules (MODULES)', function () {
     expect([...loadConfig({}).modules]).to.deep.equal([...OPTIONAL_MODULES]);
   });
 
-  it('with every module on, serves each module\'s routes, documents them and grants their scopes', async () => {
+  it("with every module on, serves each module's routes, documents them and grants their scopes", async () => {
     const api = await startTestApi();
     try {
       const org = await newOrg(api, 'modules-all');
@@ -92,7 +97,10 @@ describe('optional modules (MODULES)', function () {
           expect(grantable).not.to.include(s);
         }
         // A key asking for the module's scopes gets none of them (silently dropped, as scopes one lacks).
-        const key = await org.client.post('/api/api-keys', { name: 'asks for everything', scopes: ['runs:read', ...MODULES[off].scopes.filter((x) => !NON_KEY_SCOPES.has(x))] });
+        const key = await org.client.post('/api/api-keys', {
+          name: 'asks for everything',
+          scopes: ['runs:read', ...MODULES[off].scopes.filter((x) => !NON_KEY_SCOPES.has(x))],
+        });
         expect(key.status, key.text).to.equal(201);
         expect(key.body.scopes).to.deep.equal(['runs:read']);
         // The other modules are untouched.
@@ -108,7 +116,8 @@ describe('optional modules (MODULES)', function () {
   it('without oidc, an access token is no credential', async () => {
     const api = await startTestApi({ MODULES: allBut('oidc') });
     try {
-      const jwt = `${Buffer.from('{"alg":"ES256","typ":"at+jwt"}').toString('base64url')}.${Buffer.from('{"sub":"x"}').toString('base64url')}.${'A'.repeat(86)}`;
+      const header = Buffer.from('{"alg":"ES256","typ":"at+jwt"}').toString('base64url');
+      const jwt = `${header}.${Buffer.from('{"sub":"x"}').toString('base64url')}.${'A'.repeat(86)}`;
       const res = await fetch(`${api.url}/api/me`, { headers: { authorization: `Bearer ${jwt}` } });
       expect(res.status).to.equal(401);
       expect(((await res.json()) as { detail: string }).detail).to.match(/oidc module is not enabled/);
@@ -117,7 +126,7 @@ describe('optional modules (MODULES)', function () {
     }
   });
 
-  it('a worker bundles the core workflows and only the enabled modules\' ones', async () => {
+  it("a worker bundles the core workflows and only the enabled modules' ones", async () => {
     expect(workflowEntry(new Set(OPTIONAL_MODULES))).to.equal(WORKFLOWS_PATH);
     const all = Object.keys(await import(WORKFLOWS_PATH));
     const none = Object.keys(await import(workflowEntry(new Set())));

@@ -116,7 +116,7 @@ describe('notifications', function () {
     expect(n.body).to.contain('timeout of 2 s');
   });
 
-  it('an API key reads its creator\'s notifications; an end-user reads none and cannot mark them (404)', async () => {
+  it("an API key reads its creator's notifications; an end-user reads none and cannot mark them (404)", async () => {
     const key = await newKey(api, org.client);
     const mine = await list(org.client);
     expect(mine.length).to.be.greaterThan(0);
@@ -164,7 +164,12 @@ describe('notifications', function () {
     await importManifest(owner.client, agentManifest({ name: '@ntf/crm-agent', dependencies: { integrations: { '@ntf/crm': '^1.0.0' } } }), 'Use the CRM.');
     const conn = await owner.client.post('/api/integrations/@ntf/crm/auths/main/connect/fields', { credentials: { api_key: 'sk-ntf' } });
     expect(conn.status, conn.text).to.be.oneOf([200, 201]);
-    const s = await owner.client.post('/api/agents/@ntf/crm-agent/schedules', { name: 'nightly crm', cron_expression: '0 3 1 1 *', timezone: 'UTC', input: {} });
+    const s = await owner.client.post('/api/agents/@ntf/crm-agent/schedules', {
+      name: 'nightly crm',
+      cron_expression: '0 3 1 1 *',
+      timezone: 'UTC',
+      input: {},
+    });
     expect(s.status, s.text).to.equal(201);
     schedules.push({ client: owner.client, id: s.body.id });
     expect(await list(owner.client)).to.deep.equal([]);
@@ -248,7 +253,14 @@ describe('notifications', function () {
         body: 'b',
         dedupeKey: `test:${member.userId}:${i}`,
       });
-      ids.unshift((await api.knex('notifications').where({ dedupe_key: `test:${member.userId}:${i}` }).first()).id);
+      ids.unshift(
+        (
+          await api
+            .knex('notifications')
+            .where({ dedupe_key: `test:${member.userId}:${i}` })
+            .first()
+        ).id,
+      );
     }
     const first = await member.client.get('/api/notifications?limit=2');
     expect(first.status).to.equal(200);

@@ -35,7 +35,16 @@ describe('OAuth clients', function () {
     const res = await create({ scopes: ['agents:read', 'runs:read'] });
     expect(res.status, res.text).to.equal(201);
     expect(res.body).to.have.all.keys([...FIELDS, 'client_secret']);
-    expect(res.body).to.deep.include({ name: 'CLI', level: 'org', orgId: org.orgId, spaceId: null, redirect_uris: ['https://app.example.com/cb'], scopes: ['agents:read', 'runs:read'], allowSignup: false, public: false });
+    expect(res.body).to.deep.include({
+      name: 'CLI',
+      level: 'org',
+      orgId: org.orgId,
+      spaceId: null,
+      redirect_uris: ['https://app.example.com/cb'],
+      scopes: ['agents:read', 'runs:read'],
+      allowSignup: false,
+      public: false,
+    });
     expect(res.body.id).to.match(/^oac_/);
     expect(res.body.client_id).to.match(/^[0-9A-Za-z]{32}$/);
     expect(res.body.client_secret).to.be.a('string').with.length.greaterThan(40);
@@ -124,7 +133,7 @@ describe('OAuth clients', function () {
     expectProblem(await create({ level: 'space' }, org.client.with({ 'X-Space-Id': foreign.defaultSpaceId })), 403, 'not_a_space_member');
   });
 
-  it('pins a space-level client made with an API key to the key\'s space', async () => {
+  it("pins a space-level client made with an API key to the key's space", async () => {
     const res = await create({ level: 'space', scopes: ['agents:read'] }, key.client);
     expect(res.status, res.text).to.equal(201);
     expect(res.body.spaceId).to.equal(org.defaultSpaceId);
@@ -132,7 +141,7 @@ describe('OAuth clients', function () {
     expectProblem(await create({ level: 'space' }, key.client.with({ 'X-Space-Id': other.body.id })), 403, 'forbidden');
   });
 
-  it('lets only an organization owner\'s session create an instance-level client', async () => {
+  it("lets only an organization owner's session create an instance-level client", async () => {
     expectProblem(await create({ level: 'instance' }, admin), 403, 'forbidden');
     expectProblem(await create({ level: 'instance' }, key.client), 403, 'forbidden');
     const res = await create({ level: 'instance', scopes: ['runs:delete'] });
@@ -185,9 +194,21 @@ describe('OAuth clients', function () {
   it('updates name, redirect URIs, scopes and allowSignup with the same rules', async () => {
     const made = await create({ level: 'space', scopes: ['agents:read', 'agents:run'] });
     const path = `/api/oauth/clients/${made.body.id}`;
-    const res = await key.client.patch(path, { name: 'Renamed', redirect_uris: ['http://localhost:3000/cb'], scopes: ['agents:read', 'agents:run', 'runs:read'], allowSignup: true });
+    const res = await key.client.patch(path, {
+      name: 'Renamed',
+      redirect_uris: ['http://localhost:3000/cb'],
+      scopes: ['agents:read', 'agents:run', 'runs:read'],
+      allowSignup: true,
+    });
     expect(res.status, res.text).to.equal(200);
-    expect(res.body).to.deep.include({ name: 'Renamed', redirect_uris: ['http://localhost:3000/cb'], scopes: ['agents:read', 'agents:run', 'runs:read'], allowSignup: true, level: 'space', client_id: made.body.client_id });
+    expect(res.body).to.deep.include({
+      name: 'Renamed',
+      redirect_uris: ['http://localhost:3000/cb'],
+      scopes: ['agents:read', 'agents:run', 'runs:read'],
+      allowSignup: true,
+      level: 'space',
+      client_id: made.body.client_id,
+    });
     expect(res.body).not.to.have.property('client_secret');
     expect(Date.parse(res.body.updatedAt)).to.be.greaterThan(Date.parse(made.body.updatedAt));
 
@@ -211,13 +232,15 @@ describe('OAuth clients', function () {
     const doomed = await create({ name: 'Doomed' });
     const kept = await create({ name: 'Kept' });
     const payload = (model: string, id: string, clientId: string) => ({ model, id, payload: JSON.stringify({ clientId, accountId: org.userId }) });
-    await api.knex('oidc_payloads').insert([
-      payload('Grant', `${doomed.body.id}-g`, doomed.body.client_id),
-      payload('RefreshToken', `${doomed.body.id}-r`, doomed.body.client_id),
-      payload('AuthorizationCode', `${doomed.body.id}-c`, doomed.body.client_id),
-      payload('DeviceCode', `${doomed.body.id}-d`, doomed.body.client_id),
-      payload('Grant', `${kept.body.id}-g`, kept.body.client_id),
-    ]);
+    await api
+      .knex('oidc_payloads')
+      .insert([
+        payload('Grant', `${doomed.body.id}-g`, doomed.body.client_id),
+        payload('RefreshToken', `${doomed.body.id}-r`, doomed.body.client_id),
+        payload('AuthorizationCode', `${doomed.body.id}-c`, doomed.body.client_id),
+        payload('DeviceCode', `${doomed.body.id}-d`, doomed.body.client_id),
+        payload('Grant', `${kept.body.id}-g`, kept.body.client_id),
+      ]);
     const res = await key.client.delete(`/api/oauth/clients/${doomed.body.id}`);
     expect(res.status, res.text).to.equal(204);
     expect(await row(doomed.body.id)).to.equal(undefined);

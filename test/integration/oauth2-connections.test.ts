@@ -181,7 +181,10 @@ describe('OAuth 2 connections', function () {
     api = await startTestApi(workerEnv({ PORT: String(apiPort), PUBLIC_URL: publicUrl }));
     worker = await startTestWorker();
     org = await newOrg(api, 'oauth-owner');
-    const res = await importIntegration(org.client, '@acme/cloud', { oauth: oauthAuth(provider.issuer), key: { type: 'custom', credentials: { schema: { type: 'object', properties: { k: { type: 'string' } } } } } });
+    const res = await importIntegration(org.client, '@acme/cloud', {
+      oauth: oauthAuth(provider.issuer),
+      key: { type: 'custom', credentials: { schema: { type: 'object', properties: { k: { type: 'string' } } } } },
+    });
     expect(res.status, res.text).to.equal(201);
     const noClient = await importIntegration(org.client, '@acme/noclient', { oauth: oauthAuth(provider.issuer) });
     expect(noClient.status, noClient.text).to.equal(201);
@@ -213,7 +216,11 @@ describe('OAuth 2 connections', function () {
     });
 
     it('is 400 for an auth that is not oauth2, 404 for an unknown auth, 400 without a secret', async () => {
-      expectProblem(await org.client.request('PUT', clientPath('@acme/cloud', 'key'), { body: { client_id: 'a', client_secret: 'b' } }), 400, 'invalid_request');
+      expectProblem(
+        await org.client.request('PUT', clientPath('@acme/cloud', 'key'), { body: { client_id: 'a', client_secret: 'b' } }),
+        400,
+        'invalid_request',
+      );
       expectProblem(await org.client.request('PUT', clientPath('@acme/cloud', 'nope'), { body: { client_id: 'a', client_secret: 'b' } }), 404, 'not_found');
       expectProblem(await org.client.request('PUT', clientPath('@acme/cloud', 'oauth'), { body: { client_id: 'a' } }), 400, 'validation_failed');
     });
@@ -236,7 +243,13 @@ describe('OAuth 2 connections', function () {
       const to = new URL(res.headers.get('location')!);
       expect(to.origin + to.pathname).to.equal(`${provider.issuer}/auth`);
       const q = Object.fromEntries(to.searchParams);
-      expect(q).to.include({ response_type: 'code', client_id: CLIENT_ID, redirect_uri: callback, scope: 'openid api.read api.write', code_challenge_method: 'S256' });
+      expect(q).to.include({
+        response_type: 'code',
+        client_id: CLIENT_ID,
+        redirect_uri: callback,
+        scope: 'openid api.read api.write',
+        code_challenge_method: 'S256',
+      });
       expect(q.state).to.have.length.above(30);
       expect(q.code_challenge).to.match(/^[A-Za-z0-9_-]{43}$/);
       const row = await api.knex('connect_sessions').whereNotNull('oauth_state_hash').orderBy('created_at', 'desc').first();
@@ -348,7 +361,10 @@ describe('OAuth 2 connections', function () {
       // The provider forgets the grant: the next refresh is refused.
       const revoke = await fetch(`${provider.issuer}/token/revocation`, {
         method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}` },
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          authorization: `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`,
+        },
         body: new URLSearchParams({ token: first.refresh_token, token_type_hint: 'refresh_token' }).toString(),
       });
       expect(revoke.status).to.equal(200);

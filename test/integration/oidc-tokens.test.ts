@@ -97,7 +97,14 @@ describe('OIDC access tokens on the API', () => {
     const clientId = await spaceClient(org);
     const eu = await org.client.post('/api/end-users', { externalId: `person-${randomBytes(4).toString('hex')}@example.com`, name: 'Person' });
     expect(eu.status, eu.text).to.equal(201);
-    const t = await token({ sub: eu.body.id, lvl: 'space', client_id: clientId, org_id: org.orgId, space_id: org.defaultSpaceId, scope: 'runs:read runs:delete agents:run' });
+    const t = await token({
+      sub: eu.body.id,
+      lvl: 'space',
+      client_id: clientId,
+      org_id: org.orgId,
+      space_id: org.defaultSpaceId,
+      scope: 'runs:read runs:delete agents:run',
+    });
     const me = await bearer(t).get('/api/me');
     expect(me.status, me.text).to.equal(200);
     expect(me.body).to.include({ spaceId: org.defaultSpaceId, endUserId: eu.body.id });
@@ -124,7 +131,7 @@ describe('OIDC access tokens on the API', () => {
     expect(sse.body.detail).to.match(/API keys only/);
   });
 
-  it('revokes the account\'s refresh tokens, grants and device codes when the password changes, or leaves the password alone', async () => {
+  it("revokes the account's refresh tokens, grants and device codes when the password changes, or leaves the password alone", async () => {
     const user = await newUser(api, 'pw');
     const rows = (id: string) => ({ model: 'RefreshToken', id, payload: JSON.stringify({ accountId: user.userId }), account_id: user.userId });
     await api.knex('oidc_payloads').insert([rows(`a-${user.userId}`), { ...rows(`b-${user.userId}`), model: 'DeviceCode' }]);

@@ -86,7 +86,10 @@ describe('OIDC authorization server (openid-client and Chromium)', function () {
   async function signIn(page: Page, email: string, password: string) {
     await page.fill('#email', email);
     await page.fill('#password', password);
-    const [response] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/login')), page.click('form:has(#email) button[type=submit]')]);
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST' && r.url().endsWith('/login')),
+      page.click('form:has(#email) button[type=submit]'),
+    ]);
     await page.waitForLoadState();
     return response;
   }
@@ -118,7 +121,16 @@ describe('OIDC authorization server (openid-client and Chromium)', function () {
     const b = (await oauth.json()) as Record<string, any>;
     expect(a.issuer).to.equal(issuer);
     expect(b.issuer).to.equal(issuer);
-    for (const key of ['authorization_endpoint', 'token_endpoint', 'userinfo_endpoint', 'introspection_endpoint', 'revocation_endpoint', 'registration_endpoint', 'jwks_uri', 'device_authorization_endpoint']) {
+    for (const key of [
+      'authorization_endpoint',
+      'token_endpoint',
+      'userinfo_endpoint',
+      'introspection_endpoint',
+      'revocation_endpoint',
+      'registration_endpoint',
+      'jwks_uri',
+      'device_authorization_endpoint',
+    ]) {
       expect(b[key], key).to.equal(a[key]);
     }
     expect(a.authorization_endpoint).to.equal(`${issuer}/api/auth/oauth2/authorize`);
@@ -137,7 +149,12 @@ describe('OIDC authorization server (openid-client and Chromium)', function () {
   it('registers a client dynamically without a session (instance level, loopback redirect URI)', async () => {
     config = await oidc.dynamicClientRegistration(
       new URL(issuer),
-      { redirect_uris: [callback.url], client_name: 'E2E CLI', scope: SCOPE, grant_types: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'] },
+      {
+        redirect_uris: [callback.url],
+        client_name: 'E2E CLI',
+        scope: SCOPE,
+        grant_types: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'],
+      },
       oidc.ClientSecretBasic(),
       insecure,
     );
@@ -197,7 +214,12 @@ describe('OIDC authorization server (openid-client and Chromium)', function () {
     expect(introspected.sub).to.equal(person.userId);
 
     // Another client cannot introspect it.
-    const other = await oidc.dynamicClientRegistration(new URL(issuer), { redirect_uris: [callback.url], client_name: 'Other' }, oidc.ClientSecretBasic(), insecure);
+    const other = await oidc.dynamicClientRegistration(
+      new URL(issuer),
+      { redirect_uris: [callback.url], client_name: 'Other' },
+      oidc.ClientSecretBasic(),
+      insecure,
+    );
     expect((await oidc.tokenIntrospection(other, tokens.refresh_token!)).active).to.equal(false);
 
     // Refresh rotates: the new one works, the old one is refused.
@@ -365,7 +387,7 @@ describe('OIDC authorization server (openid-client and Chromium)', function () {
     });
   });
 
-  it('refuses the session libraries\' client endpoints with 401, even with a session cookie', async () => {
+  it("refuses the session libraries' client endpoints with 401, even with a session cookie", async () => {
     const calls: [string, string][] = [
       ['POST', 'create-client'],
       ['GET', 'get-client'],
@@ -376,7 +398,11 @@ describe('OIDC authorization server (openid-client and Chromium)', function () {
     ];
     expect(person.client.cookie).to.match(/^svc\.session_token=/);
     for (const [method, name] of calls) {
-      const res = await person.client.request(method, `/api/auth/oauth2/${name}${method === 'GET' ? '?client_id=x' : ''}`, method === 'POST' ? { body: { client_id: 'x', redirect_uris: [callback.url] } } : {});
+      const res = await person.client.request(
+        method,
+        `/api/auth/oauth2/${name}${method === 'GET' ? '?client_id=x' : ''}`,
+        method === 'POST' ? { body: { client_id: 'x', redirect_uris: [callback.url] } } : {},
+      );
       expect(res.status, `${method} ${name}: ${res.text}`).to.equal(401);
     }
   });
@@ -394,7 +420,10 @@ describe('OIDC authorization server (openid-client and Chromium)', function () {
       expect(csrf).to.be.a('string').and.not.empty;
       const action = new URL((await page.getAttribute('form:has(#email)', 'action'))!, page.url()).href;
       // The browser's own cookies, a tampered CSRF value.
-      const forged = await context.request.post(action, { form: { csrf: `${csrf}x`, mode: 'signin', email: person.email, password: PASSWORD }, maxRedirects: 0 });
+      const forged = await context.request.post(action, {
+        form: { csrf: `${csrf}x`, mode: 'signin', email: person.email, password: PASSWORD },
+        maxRedirects: 0,
+      });
       expect(forged.status()).to.equal(403);
       expect(forged.headers()['content-type']).to.match(/^text\/html/);
       expect(forged.headers()['content-security-policy']).to.include("default-src 'none'");
@@ -438,8 +467,7 @@ describe('OIDC authorization server (openid-client and Chromium)', function () {
     }
   });
 
-
-  it('signs out from the authorization server on its own page (strict CSP, the library\'s xsrf)', async () => {
+  it("signs out from the authorization server on its own page (strict CSP, the library's xsrf)", async () => {
     const { context, page } = await startAuthorization();
     try {
       expect((await signIn(page, person.email, PASSWORD)).status()).to.equal(303); // a sign-in at the authorization server

@@ -43,7 +43,9 @@ class FakeGithub {
     const api = /^\/repos\/([^/]+)\/([^/]+)$/.exec(req.url!);
     if (api) {
       const found = this.repos.has(`${api[1]}/${api[2]}`);
-      res.writeHead(found ? 200 : 404, { 'content-type': 'application/json' }).end(JSON.stringify(found ? { full_name: `${api[1]}/${api[2]}` } : { message: 'Not Found' }));
+      res
+        .writeHead(found ? 200 : 404, { 'content-type': 'application/json' })
+        .end(JSON.stringify(found ? { full_name: `${api[1]}/${api[2]}` } : { message: 'Not Found' }));
       return;
     }
     const load = /^\/([^/]+)\/([^/]+)\/zip\/(.+)$/.exec(req.url!);
@@ -125,10 +127,7 @@ describe('package bundles and GitHub imports', () => {
     it('writes nothing when one package is invalid, and names it', async () => {
       const scope = uniqueScope('bdl');
       const bad = { ...agentManifest(`${scope}/broken`), version: 'not-a-version' };
-      const res = await importBundle(
-        org.client,
-        bundleFiles({ good: packageFiles(skillManifest(`${scope}/fine`)), zbad: packageFiles(bad) }),
-      );
+      const res = await importBundle(org.client, bundleFiles({ good: packageFiles(skillManifest(`${scope}/fine`)), zbad: packageFiles(bad) }));
       expectProblem(res, 400, 'validation_failed');
       expect(res.body.detail).to.contain('zbad/');
       expect(res.body.errors[0].field).to.match(/^zbad\/manifest\.version/);
@@ -199,7 +198,7 @@ describe('package bundles and GitHub imports', () => {
       expect(await packagesOf(scope)).to.deep.equal([]);
     });
 
-    it('needs each package type\'s write permission in the space: 403 naming the package, nothing written', async () => {
+    it("needs each package type's write permission in the space: 403 naming the package, nothing written", async () => {
       const scope = uniqueScope('bdl');
       const member = await newMember(api, org, 'member');
       // A member creates no API keys: the session itself.
@@ -302,7 +301,10 @@ describe('package bundles and GitHub imports', () => {
       for (const [body, field] of bad) {
         const res = await importGithub(body);
         expectProblem(res, 400, 'validation_failed');
-        expect(res.body.errors.map((e: any) => e.field), JSON.stringify(body)).to.include(field);
+        expect(
+          res.body.errors.map((e: any) => e.field),
+          JSON.stringify(body),
+        ).to.include(field);
       }
       expect(github.requests).to.deep.equal([]);
     });
@@ -317,7 +319,11 @@ describe('package bundles and GitHub imports', () => {
 
     it('answers 502 github_unreachable when GitHub cannot be reached (a closed port)', async () => {
       const port = await closedPort();
-      const down = await startTestApi({ GITHUB_API_URL: `http://127.0.0.1:${port}`, GITHUB_CODELOAD_URL: `http://127.0.0.1:${port}`, EGRESS_ALLOW_INTERNAL_HOSTS: '127.0.0.1' });
+      const down = await startTestApi({
+        GITHUB_API_URL: `http://127.0.0.1:${port}`,
+        GITHUB_CODELOAD_URL: `http://127.0.0.1:${port}`,
+        EGRESS_ALLOW_INTERNAL_HOSTS: '127.0.0.1',
+      });
       try {
         const owner = await newOrg(down);
         const res = await importGithub({ repo: 'acme/agents', ref: 'main' }, owner.client, down);

@@ -66,7 +66,10 @@ describe('packages', () => {
         expect(res.body).to.deep.equal({ packageId: m.name, type: m.type, version: '1.0.0' });
         expect(res.headers.get('etag')).to.match(/^"[^"]+"$/);
         expect(res.headers.get('ratelimit-policy')).to.equal('10;w=60');
-        const row = await api.knex('packages').where({ org_id: org.orgId, scope, name: m.name.split('/')[1] }).first();
+        const row = await api
+          .knex('packages')
+          .where({ org_id: org.orgId, scope, name: m.name.split('/')[1] })
+          .first();
         expect(row).to.include({ type: m.type, home_space_id: org.defaultSpaceId, draft_revision: 1, created_by: org.userId });
         expect(row.id).to.match(/^pkg_/);
         expect(row.draft_manifest).to.deep.equal(m);
@@ -78,7 +81,10 @@ describe('packages', () => {
     it('publishes a version once: the same version again is 409 version_exists and writes nothing', async () => {
       const name = `${uniqueScope()}/twice`;
       await publishOk(org.client, agentManifest(name));
-      const row = await api.knex('packages').where({ org_id: org.orgId, name: 'twice', scope: name.split('/')[0] }).first();
+      const row = await api
+        .knex('packages')
+        .where({ org_id: org.orgId, name: 'twice', scope: name.split('/')[0] })
+        .first();
       const again = await publish(org.client, packageFiles(agentManifest(name), { 'prompt.md': 'changed' }));
       expectProblem(again, 409, 'version_exists');
       const after = await api.knex('packages').where({ id: row.id }).first();
@@ -97,22 +103,34 @@ describe('packages', () => {
         [agentManifest('no-scope/a'), 'manifest.name'],
         [agentManifest(`${scope}/a`, '1.0.0', { input: { schema: { type: 'string' } } }), 'manifest.input.schema.type'],
         [agentManifest(`${scope}/a`, '1.0.0', { output: { schema: { type: 'object', properties: { x: { type: 'wat' } } } } }), 'manifest.output.schema'],
-        [(() => {
-          const m = integrationManifest(`${scope}/i`);
-          m.auths.main.delivery.http.in = 'cookie';
-          return m;
-        })(), 'manifest.auths.main.delivery.http.in'],
-        [(() => {
-          const m = integrationManifest(`${scope}/i`);
-          Object.assign(m.auths.main, { connect: { login: { request: { method: 'POST', url: 'https://api.example.com/login' } } }, authorized_uris: ['https://{$credential.host}/**'] });
-          return m;
-        })(), 'manifest.auths.main.authorized_uris.0'],
+        [
+          (() => {
+            const m = integrationManifest(`${scope}/i`);
+            m.auths.main.delivery.http.in = 'cookie';
+            return m;
+          })(),
+          'manifest.auths.main.delivery.http.in',
+        ],
+        [
+          (() => {
+            const m = integrationManifest(`${scope}/i`);
+            Object.assign(m.auths.main, {
+              connect: { login: { request: { method: 'POST', url: 'https://api.example.com/login' } } },
+              authorized_uris: ['https://{$credential.host}/**'],
+            });
+            return m;
+          })(),
+          'manifest.auths.main.authorized_uris.0',
+        ],
       ];
       const key = await newKey(api, org.client, { name: 'validation' });
       for (const [manifest, field] of cases) {
         const res = await upload(key.client, await zip(packageFiles(manifest)));
         expectProblem(res, 400, 'validation_failed');
-        expect(res.body.errors.map((e: any) => e.field), JSON.stringify(res.body)).to.include(field);
+        expect(
+          res.body.errors.map((e: any) => e.field),
+          JSON.stringify(res.body),
+        ).to.include(field);
       }
       expect(await api.knex('packages').where({ org_id: org.orgId, scope })).to.have.length(0);
     });
@@ -154,7 +172,7 @@ describe('packages', () => {
       expectProblem(await key.client.post('/api/packages/import', { file: 'x' }), 415, 'unsupported_media_type');
     });
 
-    it('needs the type\'s write permission in the request space', async () => {
+    it("needs the type's write permission in the request space", async () => {
       const res = await upload(member.client, await zip(packageFiles(skillManifest(`${uniqueScope()}/s`))));
       expectProblem(res, 403, 'forbidden');
     });
@@ -191,18 +209,41 @@ describe('packages', () => {
       const pkg = await api.knex('packages').where({ org_id: org.orgId, scope, name: 'writer' }).first();
       const startedAt = new Date(Date.now() - 5000);
       await api.knex('runs').insert({
-        id: runId, org_id: org.orgId, space_id: org.defaultSpaceId, package_id: pkg.id, package_version: '1.0.0', status: 'success',
-        input: JSON.stringify({ topic: 'x' }), actor_type: 'user', actor_id: org.userId, user_id: org.userId, timeout_seconds: 300,
-        started_at: startedAt, finished_at: new Date(startedAt.getTime() + 1500),
+        id: runId,
+        org_id: org.orgId,
+        space_id: org.defaultSpaceId,
+        package_id: pkg.id,
+        package_version: '1.0.0',
+        status: 'success',
+        input: JSON.stringify({ topic: 'x' }),
+        actor_type: 'user',
+        actor_id: org.userId,
+        user_id: org.userId,
+        timeout_seconds: 300,
+        started_at: startedAt,
+        finished_at: new Date(startedAt.getTime() + 1500),
       });
       const res = await org.client.get(`/api/agents/${scope}/writer`);
       expect(res.status, res.text).to.equal(200);
       expect(res.headers.get('etag')).to.match(/^"/);
       const a = res.body;
       expect(a).to.include({
-        id: `${scope}/writer`, scope, version: '1.0.0', source: 'local', display_name: `agent ${scope}/writer`, description: 'A test agent',
-        version_count: 1, running_runs: 0, home_space_id: org.defaultSpaceId, home_writable: true, home_deletable: true, home_shareable: false,
-        has_unarchived_changes: false, effective_timeout_seconds: 1800, active: true, forked_from: null,
+        id: `${scope}/writer`,
+        scope,
+        version: '1.0.0',
+        source: 'local',
+        display_name: `agent ${scope}/writer`,
+        description: 'A test agent',
+        version_count: 1,
+        running_runs: 0,
+        home_space_id: org.defaultSpaceId,
+        home_writable: true,
+        home_deletable: true,
+        home_shareable: false,
+        has_unarchived_changes: false,
+        effective_timeout_seconds: 1800,
+        active: true,
+        forked_from: null,
       });
       expect(a.prompt).to.contain(`${scope}/writer@1.0.0`);
       expect(a.definition.name).to.equal(`${scope}/writer`);
@@ -247,7 +288,10 @@ describe('packages', () => {
       expect(res.headers.get('ratelimit-policy')).to.equal('50;w=60');
       expect(res.headers.get('content-disposition')).to.contain('.zip');
       const files = await readArchive(Buffer.from(await res.arrayBuffer()));
-      const row = await api.knex('packages').where({ org_id: org.orgId, name: 'bundle', scope: name.split('/')[0] }).first();
+      const row = await api
+        .knex('packages')
+        .where({ org_id: org.orgId, name: 'bundle', scope: name.split('/')[0] })
+        .first();
       const v1 = await api.knex('package_versions').where({ package_id: row.id, version: '1.0.0' }).first();
       expect(files).to.deep.equal(v1.files);
       expect(files['assets/logo.png'].encoding).to.equal('base64');
@@ -306,7 +350,9 @@ describe('packages', () => {
       expect(star.status).to.equal(200);
       expect(star.body.has_unarchived_changes).to.equal(false);
       expect((await org.client.post(path)).status).to.equal(200);
-      expect(await api.knex('package_versions').join('packages', 'packages.id', 'package_versions.package_id').where({ 'packages.scope': scope })).to.have.length(2);
+      expect(
+        await api.knex('package_versions').join('packages', 'packages.id', 'package_versions.package_id').where({ 'packages.scope': scope }),
+      ).to.have.length(2);
       expectProblem(await org.client.post(`/api/packages/agents/${scope}/${short}/versions/9.9.9/restore`), 404, 'not_found');
     });
 
@@ -317,8 +363,17 @@ describe('packages', () => {
       const pkg = await api.knex('packages').where({ org_id: org.orgId, scope, name: short }).first();
       const runId = newId('run');
       await api.knex('runs').insert({
-        id: runId, org_id: org.orgId, space_id: teamId, package_id: pkg.id, package_version: '1.0.0', status: 'pending',
-        input: '{}', actor_type: 'user', actor_id: org.userId, user_id: org.userId, timeout_seconds: 300,
+        id: runId,
+        org_id: org.orgId,
+        space_id: teamId,
+        package_id: pkg.id,
+        package_version: '1.0.0',
+        status: 'pending',
+        input: '{}',
+        actor_type: 'user',
+        actor_id: org.userId,
+        user_id: org.userId,
+        timeout_seconds: 300,
       });
       const before = await org.client.get(`/api/agents/${name}`);
       expect(before.body.running_runs).to.equal(1);
@@ -338,8 +393,22 @@ describe('packages', () => {
       await publishOk(org.client, integrationManifest(name, '2.0.0', { description: 'third' }));
       const res = await org.client.post(`/api/packages/integrations/${scope}/${short}/versions/${encodeURIComponent('^1.0.0')}/restore`);
       expect(res.status, res.text).to.equal(200);
-      expect(res.body).to.include({ object: 'package', type: 'integration', id: name, orgId: org.orgId, description: 'second', version: '2.0.0', version_count: 3 });
-      expect(res.body).to.include({ has_unarchived_changes: true, home_space_id: org.defaultSpaceId, auto_installed: false, created_by: org.userId, content: null });
+      expect(res.body).to.include({
+        object: 'package',
+        type: 'integration',
+        id: name,
+        orgId: org.orgId,
+        description: 'second',
+        version: '2.0.0',
+        version_count: 3,
+      });
+      expect(res.body).to.include({
+        has_unarchived_changes: true,
+        home_space_id: org.defaultSpaceId,
+        auto_installed: false,
+        created_by: org.userId,
+        content: null,
+      });
       expect(res.body.definition.version).to.equal('1.4.0');
       expect(res.body.agents).to.deep.equal([]);
       expect(res.headers.get('etag')).to.match(/^"/);
@@ -389,7 +458,10 @@ describe('packages', () => {
       expect(renamed.body.errors[0].field).to.equal('manifest.name');
       const builtin = `${uniqueScope('bi')}/core`;
       await publishOk(org.client, skillManifest(builtin));
-      await api.knex('packages').where({ org_id: org.orgId, scope: builtin.split('/')[0] }).update({ source: 'builtin' });
+      await api
+        .knex('packages')
+        .where({ org_id: org.orgId, scope: builtin.split('/')[0] })
+        .update({ source: 'builtin' });
       expectProblem(await org.client.patch(`/api/packages/skills/${builtin}`, { content: 'x' }, { headers: { 'If-Match': '*' } }), 403, 'forbidden');
     });
   });
@@ -456,7 +528,10 @@ describe('packages', () => {
     });
 
     it('homes an import in the request space', async () => {
-      const row = await api.knex('packages').where({ org_id: org.orgId, scope: teamSkill.split('/')[0], name: 'team-skill' }).first();
+      const row = await api
+        .knex('packages')
+        .where({ org_id: org.orgId, scope: teamSkill.split('/')[0], name: 'team-skill' })
+        .first();
       expect(row.home_space_id).to.equal(teamId);
     });
 
@@ -494,7 +569,7 @@ describe('packages', () => {
       await publishOk(other.client, agentManifest(sharedAgent));
     });
 
-    it('intersects an API key\'s scopes with the caller\'s authority in the home space', async () => {
+    it("intersects an API key's scopes with the caller's authority in the home space", async () => {
       const readOnly = await newKey(api, org.client, { name: 'ro', scopes: ['skills:read', 'agents:read'] });
       expect((await readOnly.client.get(`/api/packages/${shared}`)).status).to.equal(200);
       expectProblem(await readOnly.client.patch(`/api/packages/skills/${shared}`, { content: 'x' }, { headers: { 'If-Match': '*' } }), 403, 'forbidden');
@@ -524,7 +599,9 @@ describe('packages', () => {
       const [scope, short] = sharedAgent.split('/');
       expect((await inTeam.post(`/api/packages/agents/${scope}/${short}/versions/1.0.0/restore`)).status).to.equal(200);
       // Moving it back to the default space shares it again.
-      const back = await org.client.with({ 'X-Space-Id': teamId }).request('PUT', `/api/packages/${sharedAgent}/home`, { body: { spaceId: org.defaultSpaceId } });
+      const back = await org.client
+        .with({ 'X-Space-Id': teamId })
+        .request('PUT', `/api/packages/${sharedAgent}/home`, { body: { spaceId: org.defaultSpaceId } });
       expect(back.status).to.equal(200);
       expect((await member.client.get(`/api/agents/${sharedAgent}`)).status).to.equal(200);
     });

@@ -48,7 +48,14 @@ describe('path confinement (issue 28)', function () {
     worker = await startTestWorker();
     org = await newOrg(api, 'confine');
     anon = new Client(api.url);
-    const created = await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'fake-1', apiKey: 'sk-x', isDefault: true });
+    const created = await org.client.post('/api/models', {
+      name: 'fake',
+      provider: 'openai-compatible',
+      baseUrl: model.url,
+      model: 'fake-1',
+      apiKey: 'sk-x',
+      isDefault: true,
+    });
     expect(created.status, created.text).to.equal(201);
   });
   after(async () => {
@@ -123,7 +130,10 @@ describe('path confinement (issue 28)', function () {
       const pkg = await api.knex('packages').where({ org_id: org.orgId, scope, name: short }).first();
       const version = await api.knex('package_versions').where({ package_id: pkg.id }).first();
       const manifest = { ...version.manifest, input: { schema: fileInput(field) } };
-      await api.knex('package_versions').where({ package_id: pkg.id }).update({ manifest: JSON.stringify(manifest) });
+      await api
+        .knex('package_versions')
+        .where({ package_id: pkg.id })
+        .update({ manifest: JSON.stringify(manifest) });
       const id = await upload('payload.txt', Buffer.from('written by the worker'));
       const runsBefore = await api.knex('runs').where({ package_id: pkg.id }).count<{ n: string }[]>({ n: '*' });
       const res = await org.client.post(`/api/agents/${name}/run`, { input: { [field]: id } });

@@ -28,7 +28,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** The folder of the Node 24 binary running this test: put first on the PATH, it is "the system's Node 24". */
 const NODE24_DIR = path.dirname(fs.realpathSync(process.execPath));
 /** The machine's PATH without it, for the version check. */
-const SYSTEM_PATH = (process.env.PATH ?? '').split(':').filter((dir) => !dir.includes('node_modules') && dir !== NODE24_DIR).join(':');
+const SYSTEM_PATH = (process.env.PATH ?? '')
+  .split(':')
+  .filter((dir) => !dir.includes('node_modules') && dir !== NODE24_DIR)
+  .join(':');
 
 /** Only what a production host has: no setting of the test process leaks into the service. */
 function hostEnv(settings: Record<string, string>, pathDirs = `${NODE24_DIR}:${SYSTEM_PATH}`): NodeJS.ProcessEnv {
@@ -169,7 +172,10 @@ describe('production install: npm ci --omit=dev, then the production starts (iss
     const port = await freePort(0);
     const dataDir = path.join(root, 'data-prod');
     const token = `boot_${randomBytes(12).toString('hex')}`;
-    const prod = start('start:prod', settings(await freshDatabaseOn(stack().databaseUrl), port, { DATA_DIR: dataDir, LOG_FORMAT: 'json', BOOTSTRAP_TOKEN: token }));
+    const prod = start(
+      'start:prod',
+      settings(await freshDatabaseOn(stack().databaseUrl), port, { DATA_DIR: dataDir, LOG_FORMAT: 'json', BOOTSTRAP_TOKEN: token }),
+    );
     try {
       await until('start:prod ready', () => prod.output().includes('Ready.') || prod.child.exitCode !== null, 240_000);
       expect(prod.child.exitCode, prod.output()).to.equal(null);

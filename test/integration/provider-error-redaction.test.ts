@@ -31,9 +31,22 @@ describe('provider errors are redacted', function () {
   before(async () => {
     services = await startRunServices({ output: { ok: true } });
     org = await newOrg(services.api, 'redact');
-    const created = await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: services.model.url, model: 'm', apiKey: KEY, isDefault: true });
+    const created = await org.client.post('/api/models', {
+      name: 'fake',
+      provider: 'openai-compatible',
+      baseUrl: services.model.url,
+      model: 'm',
+      apiKey: KEY,
+      isDefault: true,
+    });
     expect(created.status, created.text).to.equal(201);
-    const claude = await org.client.post('/api/models', { name: 'claude', provider: 'anthropic', baseUrl: services.model.url, model: 'c', apiKey: ANTHROPIC_KEY });
+    const claude = await org.client.post('/api/models', {
+      name: 'claude',
+      provider: 'anthropic',
+      baseUrl: services.model.url,
+      model: 'c',
+      apiKey: ANTHROPIC_KEY,
+    });
     expect(claude.status, claude.text).to.equal(201);
     await importAgent(org.client, { name: '@redact/agent', input: { type: 'object' } });
     const hook = await org.client.post('/api/webhooks', {
@@ -62,7 +75,9 @@ describe('provider errors are redacted', function () {
 
       expect(done.body.status).to.equal('failed');
       const error = done.body.error as string;
-      expect(error).to.match(/^The model provider answered HTTP 401: \{"error":\{"message":"Incorrect API key provided: Bearer \[redacted\]\.{10,} Again: Bearer \[redac/);
+      expect(error).to.match(
+        /^The model provider answered HTTP 401: \{"error":\{"message":"Incorrect API key provided: Bearer \[redacted\]\.{10,} Again: Bearer \[redac/,
+      );
       expect(error, 'not even the start of the key').not.to.contain(KEY.slice(0, 8));
 
       const logs = await org.client.get(`/api/runs/${id}/logs`);

@@ -24,7 +24,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function openStream(url: string, headers: Record<string, string> = {}): Promise<Opened> {
   return new Promise((resolve, reject) => {
     const req = http.get(url, { agent: false, headers }, (res) => {
-      const opened: Opened = { status: res.statusCode!, headers: new Headers(res.headers as Record<string, string>), body: undefined, text: '', close: () => req.destroy() };
+      const opened: Opened = {
+        status: res.statusCode!,
+        headers: new Headers(res.headers as Record<string, string>),
+        body: undefined,
+        text: '',
+        close: () => req.destroy(),
+      };
       res.setEncoding('utf8');
       res.on('error', () => undefined);
       res.on('data', (chunk: string) => {

@@ -93,7 +93,9 @@ describe('realtime (SSE)', function () {
     expect(f.frames[1].data.time).to.be.a('string');
     const [sub1, n1] = f.frames[0].id.split(':');
     const [sub2, n2] = f.frames[1].id.split(':');
-    expect(sub1).to.match(/^[A-Za-z0-9_-]+$/).and.equal(sub2);
+    expect(sub1)
+      .to.match(/^[A-Za-z0-9_-]+$/)
+      .and.equal(sub2);
     expect([n1, n2]).to.deep.equal(['1', '2']);
   });
 
@@ -226,7 +228,10 @@ describe('realtime (SSE)', function () {
     const bySession = await feed(`/api/realtime/runs/${runId}?orgId=${org.orgId}&spaceId=${org.defaultSpaceId}`, { cookie: org.client.cookie });
     await bySession.waitFor((x) => x.event === 'ping');
     expect(bySession.frames[0].data.id).to.equal(runId);
-    const byHeaders = await feed(`/api/realtime/runs/${runId}`, { cookie: org.client.cookie, headers: { 'X-Org-Id': org.orgId, 'X-Space-Id': org.defaultSpaceId } });
+    const byHeaders = await feed(`/api/realtime/runs/${runId}`, {
+      cookie: org.client.cookie,
+      headers: { 'X-Org-Id': org.orgId, 'X-Space-Id': org.defaultSpaceId },
+    });
     await byHeaders.waitFor((x) => x.event === 'ping');
   });
 
@@ -354,7 +359,9 @@ describe('realtime (SSE)', function () {
       const how = await Promise.race([ended, sleep(15_000).then(() => 'still open')]);
       expect(how).not.to.equal('still open');
       // It got what the socket buffers held, not the ~2000 frames queued behind them.
-      expect(received).to.be.greaterThan(0).and.lessThan(produced - 1500);
+      expect(received)
+        .to.be.greaterThan(0)
+        .and.lessThan(produced - 1500);
     } finally {
       await knex.destroy();
     }

@@ -22,7 +22,11 @@ class Runner {
   }
 
   private async call(method: string, url: string, body: unknown, headers: Record<string, string> = {}) {
-    const res = await fetch(url, { method, headers: { authorization: `Bearer ${this.secret}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const res = await fetch(url, {
+      method,
+      headers: { authorization: `Bearer ${this.secret}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
     const text = await res.text();
     return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
   }
@@ -65,7 +69,13 @@ describe('remote runs', function () {
   it('serves the bundle a runner needs: manifest, prompt, skills and schemas', async () => {
     const res = await org.client.get('/api/agents/@acme/remote/bundle');
     expect(res.status, res.text).to.equal(200);
-    expect(res.body).to.include({ object: 'agent_bundle', packageId: '@acme/remote', version: '1.0.0', prompt: 'Summarize {{topic}}.', effectiveTimeoutSeconds: 300 });
+    expect(res.body).to.include({
+      object: 'agent_bundle',
+      packageId: '@acme/remote',
+      version: '1.0.0',
+      prompt: 'Summarize {{topic}}.',
+      effectiveTimeoutSeconds: 300,
+    });
     expect(res.body.input.schema).to.deep.equal(INPUT);
     expect(res.body.output.schema).to.deep.equal(OUTPUT);
     expect(res.body.skills).to.deep.equal([]);
@@ -105,7 +115,9 @@ describe('remote runs', function () {
     expect(running.startedAt).to.be.a('string');
     expect(running.usage).to.deep.equal({ inputTokens: 120, outputTokens: 30, costUsd: 0.0021 });
     const logs = (await org.client.get(`/api/runs/${created.id}/logs`)).body.data;
-    expect(logs.find((l: any) => l.kind === 'runner')).to.include({ level: 'info', message: 'working on it' }).and.to.have.deep.property('data', { step: 1 });
+    expect(logs.find((l: any) => l.kind === 'runner'))
+      .to.include({ level: 'info', message: 'working on it' })
+      .and.to.have.deep.property('data', { step: 1 });
 
     const extended = await runner.extend(120);
     expect(extended.status, JSON.stringify(extended.body)).to.equal(200);
@@ -159,7 +171,14 @@ describe('remote runs', function () {
   it('refuses malformed reports before applying any', async () => {
     const created = (await launch({})).body;
     const runner = new Runner(api, created.sink);
-    expectProblem(await runner.report([{ type: 'result', output: { summary: 'early' } }, { type: 'log', level: 'info', message: 'after' }]), 400, 'validation_failed');
+    expectProblem(
+      await runner.report([
+        { type: 'result', output: { summary: 'early' } },
+        { type: 'log', level: 'info', message: 'after' },
+      ]),
+      400,
+      'validation_failed',
+    );
     expectProblem(await runner.report([{ type: 'log', level: 'loud', message: 'x' }]), 400, 'validation_failed');
     expectProblem(await runner.report([]), 400, 'validation_failed');
     expectProblem(await runner.report([{ type: 'started' }], { 'Idempotency-Key': 'k1' }), 400, 'idempotency_not_supported');

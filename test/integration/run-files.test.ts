@@ -48,9 +48,22 @@ describe('files in and out of runs (issue 16)', function () {
     worker = await startTestWorker();
     org = await newOrg(api, 'runfiles');
     anon = new Client(api.url);
-    const created = await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'fake-1', apiKey: 'sk-x', isDefault: true });
+    const created = await org.client.post('/api/models', {
+      name: 'fake',
+      provider: 'openai-compatible',
+      baseUrl: model.url,
+      model: 'fake-1',
+      apiKey: 'sk-x',
+      isDefault: true,
+    });
     expect(created.status, created.text).to.equal(201);
-    await importAgent(org.client, { name: '@files/reader', input: INPUT, fileConstraints: CONSTRAINTS, output: OUTPUT, runtimeTools: ['output', 'write_file'] });
+    await importAgent(org.client, {
+      name: '@files/reader',
+      input: INPUT,
+      fileConstraints: CONSTRAINTS,
+      output: OUTPUT,
+      runtimeTools: ['output', 'write_file'],
+    });
   });
   after(async () => {
     await worker?.stop();
@@ -109,9 +122,19 @@ describe('files in and out of runs (issue 16)', function () {
     // The run's input names its own files; the agent was shown where they are mounted.
     const inputFiles = done.files.filter((f: any) => f.origin === 'input');
     const docFile = inputFiles.find((f: any) => f.field === 'document');
-    expect(launched.input.document).to.equal(docFile.id).and.match(/^file_/);
+    expect(launched.input.document)
+      .to.equal(docFile.id)
+      .and.match(/^file_/);
     expect(launched.input.attachments).to.have.length(2);
-    expect(docFile).to.include({ object: 'file', name: 'notes.txt', contentType: 'text/plain', size: text.length, sha256: sha(text), runId: done.id, kept: false });
+    expect(docFile).to.include({
+      object: 'file',
+      name: 'notes.txt',
+      contentType: 'text/plain',
+      size: text.length,
+      sha256: sha(text),
+      runId: done.id,
+      kept: false,
+    });
     const shown = inputOf(model.requests.find((r) => JSON.stringify(r.body).includes('mount-and-write'))!);
     expect(shown.document).to.equal('/workspace/input/document/notes.txt');
     expect(shown.attachments).to.deep.equal(['/workspace/input/attachments/chart.png', '/workspace/input/attachments/chart (2).png']);
@@ -202,7 +225,23 @@ describe('files in and out of runs (issue 16)', function () {
       const deps = { knex: api.knex, storage, maxBytes: 150, quotaBytes: undefined };
       const kept = await collectOutputFiles(deps, run, dir);
       // Sorted by name: the big file does not fit 150 bytes, then ten-byte files until 150.
-      expect(kept.map((r) => r.name)).to.deep.equal(['f00.txt', 'f01.txt', 'f02.txt', 'f03.txt', 'f04.txt', 'f05.txt', 'f06.txt', 'f07.txt', 'f08.txt', 'f09.txt', 'f10.txt', 'f11.txt', 'f12.txt', 'f13.txt', 'f14.txt']);
+      expect(kept.map((r) => r.name)).to.deep.equal([
+        'f00.txt',
+        'f01.txt',
+        'f02.txt',
+        'f03.txt',
+        'f04.txt',
+        'f05.txt',
+        'f06.txt',
+        'f07.txt',
+        'f08.txt',
+        'f09.txt',
+        'f10.txt',
+        'f11.txt',
+        'f12.txt',
+        'f13.txt',
+        'f14.txt',
+      ]);
       const again = await collectOutputFiles(deps, run, dir);
       expect(again.map((r) => r.name)).to.deep.equal(kept.map((r) => r.name));
       const storedBytes = () => fs.readdirSync(path.join(storage.root, run.org_id, 'runs', run.id, 'output'));
@@ -210,7 +249,7 @@ describe('files in and out of runs (issue 16)', function () {
       expect(await api.knex('files').where({ run_id: run.id, origin: 'output' }).count<{ count: string }[]>('* as count')).to.deep.equal([{ count: 15 }]);
       const warn = (await api.knex('run_logs').where({ run_id: run.id, type: 'files', level: 'warn' }).orderBy('seq', 'desc').first()).message as string;
       expect(warn).to.include('a-dir (not a regular file)').and.include('a-link (not a regular file)');
-      expect(warn).to.include('a-big.bin (500 B: the run\'s files would exceed 150 B, FILE_MAX_BYTES)');
+      expect(warn).to.include("a-big.bin (500 B: the run's files would exceed 150 B, FILE_MAX_BYTES)");
       expect(warn).to.include('f20.txt (over 20 files)');
       // The organization's quota: nothing more fits once it is spent.
       const quota = await collectOutputFiles({ ...deps, maxBytes: 10_000, quotaBytes: 0 }, run, dir);

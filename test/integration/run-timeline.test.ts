@@ -45,7 +45,12 @@ describe('run timeline', function () {
     expect(res.status, res.text).to.equal(200);
     expect(res.body).to.include({ object: 'list', hasMore: false });
     const steps = res.body.data;
-    expect(steps.map((s: any) => `${s.seq}:${s.kind}:${s.name}:${s.status}`)).to.deep.equal(['1:model:fake-1:ok', '2:tool:log:ok', '3:model:fake-1:ok', '4:tool:output:ok']);
+    expect(steps.map((s: any) => `${s.seq}:${s.kind}:${s.name}:${s.status}`)).to.deep.equal([
+      '1:model:fake-1:ok',
+      '2:tool:log:ok',
+      '3:model:fake-1:ok',
+      '4:tool:output:ok',
+    ]);
     expect(steps[0]).to.include({ inputTokens: 100, outputTokens: 20 });
     expect(steps[0].costUsd).to.be.closeTo(0.00014, 1e-12);
     expect(steps[2]).to.include({ inputTokens: 200, outputTokens: 10 });
@@ -71,10 +76,13 @@ describe('run timeline', function () {
     const held = new Promise<void>((r) => {
       release = r;
     });
-    services.model.script('timeline-held', [() => toolCall('log', { level: 'info', message: 'first' }), async () => {
-      await held;
-      return toolCall('output', {});
-    }]);
+    services.model.script('timeline-held', [
+      () => toolCall('log', { level: 'info', message: 'first' }),
+      async () => {
+        await held;
+        return toolCall('output', {});
+      },
+    ]);
     const id = await launch('timeline-held');
     let steps: any[] = [];
     for (let i = 0; i < 150 && steps.length < 3; i++) {
@@ -114,7 +122,14 @@ describe('run timeline', function () {
       const id = `run_timeline${Math.random().toString(36).slice(2, 12)}`;
       await services.api.knex('runs').insert({ ...base, id, log_seq: logs.length, ...fields });
       for (const s of steps) {
-        await services.api.knex('run_steps').insert({ run_id: id, request_hash: 'x', attempt: 1, response: JSON.stringify(s.response ?? {}), ...s, ...(s.usage ? { usage: JSON.stringify(s.usage) } : {}) });
+        await services.api.knex('run_steps').insert({
+          run_id: id,
+          request_hash: 'x',
+          attempt: 1,
+          response: JSON.stringify(s.response ?? {}),
+          ...s,
+          ...(s.usage ? { usage: JSON.stringify(s.usage) } : {}),
+        });
       }
       for (const [i, l] of logs.entries()) await services.api.knex('run_logs').insert({ run_id: id, seq: i + 1, ...l });
       return id;
@@ -122,8 +137,10 @@ describe('run timeline', function () {
 
     const at = (ms: number) => new Date(Date.UTC(2030, 0, 1, 0, 0, 0, ms));
 
-    it('marks failed api_call, MCP and command steps with their log line, and infers old steps\' starts', async () => {
-      const calls = (...names: string[]) => ({ message: { role: 'assistant', tool_calls: names.map((n, i) => ({ id: `c${i}`, type: 'function', function: { name: n, arguments: '{}' } })) } });
+    it("marks failed api_call, MCP and command steps with their log line, and infers old steps' starts", async () => {
+      const calls = (...names: string[]) => ({
+        message: { role: 'assistant', tool_calls: names.map((n, i) => ({ id: `c${i}`, type: 'function', function: { name: n, arguments: '{}' } })) },
+      });
       const id = await syntheticRun(
         { status: 'success', started_at: at(0), finished_at: at(10_000) },
         [
@@ -132,7 +149,15 @@ describe('run timeline', function () {
           { seq: 2, kind: 'tool', name: 'api_call', started_at: at(1100), created_at: at(1500) },
           { seq: 3, kind: 'tool', name: 'srv__search', started_at: at(1600), created_at: at(2000) },
           { seq: 4, kind: 'tool', name: 'bash', started_at: at(2100), created_at: at(3000) },
-          { seq: 5, kind: 'model', name: 'm', started_at: at(3100), created_at: at(4000), usage: { inputTokens: 5, outputTokens: 6, costUsd: 0.5 }, response: calls('output') },
+          {
+            seq: 5,
+            kind: 'model',
+            name: 'm',
+            started_at: at(3100),
+            created_at: at(4000),
+            usage: { inputTokens: 5, outputTokens: 6, costUsd: 0.5 },
+            response: calls('output'),
+          },
           { seq: 6, kind: 'tool', name: 'output', started_at: at(4100), created_at: at(4200) },
         ],
         [
@@ -170,20 +195,39 @@ describe('run timeline', function () {
         ],
       );
       const steps = (await timeline(id)).body.data;
-      expect(steps.map((s: any) => `${s.kind}:${s.name}:${s.status}`)).to.deep.equal(['model:m:ok', 'api_call:api-call:ok', 'api_call:api-call:error', 'command:bash:running']);
+      expect(steps.map((s: any) => `${s.kind}:${s.name}:${s.status}`)).to.deep.equal([
+        'model:m:ok',
+        'api_call:api-call:ok',
+        'api_call:api-call:error',
+        'command:bash:running',
+      ]);
       expect(steps[1]).to.include({ startedAt: at(600).toISOString(), durationMs: 100 });
       expect(steps[2].error).to.equal('GET https://y.test/b refused (unauthorized_target)');
       expect(steps[3]).to.include({ seq: 4, durationMs: null });
     });
 
-    it('ends a run that timed out inside a step on that step, failed with the run\'s error', async () => {
-      const id = await syntheticRun(
-        { status: 'timeout', error: 'The run exceeded its timeout of 2 s', started_at: at(0), finished_at: at(2000) },
-        [{ seq: 1, kind: 'model', name: 'm', started_at: at(10), created_at: at(500), response: { message: { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'bash', arguments: '{}' } }] } } }],
-      );
+    it("ends a run that timed out inside a step on that step, failed with the run's error", async () => {
+      const id = await syntheticRun({ status: 'timeout', error: 'The run exceeded its timeout of 2 s', started_at: at(0), finished_at: at(2000) }, [
+        {
+          seq: 1,
+          kind: 'model',
+          name: 'm',
+          started_at: at(10),
+          created_at: at(500),
+          response: { message: { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'bash', arguments: '{}' } }] } },
+        },
+      ]);
       const steps = (await timeline(id)).body.data;
       expect(steps).to.have.length(2);
-      expect(steps[1]).to.deep.equal({ seq: 2, kind: 'command', name: 'bash', startedAt: at(500).toISOString(), durationMs: 1500, status: 'error', error: 'The run exceeded its timeout of 2 s' });
+      expect(steps[1]).to.deep.equal({
+        seq: 2,
+        kind: 'command',
+        name: 'bash',
+        startedAt: at(500).toISOString(),
+        durationMs: 1500,
+        status: 'error',
+        error: 'The run exceeded its timeout of 2 s',
+      });
     });
   });
 

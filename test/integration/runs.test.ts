@@ -128,7 +128,8 @@ describe('agent runs', function () {
   it('cancels a running run: 202, then `cancelled`; a finished run is 409', async () => {
     model.script('cancel-me', [async () => new Promise((r) => setTimeout(() => r(toolCall('output', { summary: 'never' })), 10_000))]);
     const run = await launch('@acme/summarizer', { topic: 'cancel-me' });
-    for (let i = 0; i < 50 && !model.requests.some((r) => JSON.stringify(r.body.messages).includes('cancel-me')); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 50 && !model.requests.some((r) => JSON.stringify(r.body.messages).includes('cancel-me')); i++)
+      await new Promise((r) => setTimeout(r, 100));
     const cancel = await org.client.post(`/api/runs/${run.id}/cancel`);
     expect(cancel.status).to.equal(202);
     const done = await waitDone(run.id);
@@ -145,7 +146,8 @@ describe('agent runs', function () {
     });
     model.script('cancel-race', [async () => held.then(() => toolCall('output', { summary: 'too late' }))]);
     const run = await launch('@acme/summarizer', { topic: 'cancel-race' });
-    for (let i = 0; i < 50 && !model.requests.some((r) => JSON.stringify(r.body.messages).includes('cancel-race')); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 50 && !model.requests.some((r) => JSON.stringify(r.body.messages).includes('cancel-race')); i++)
+      await new Promise((r) => setTimeout(r, 100));
     const cancel = await org.client.post(`/api/runs/${run.id}/cancel`);
     expect(cancel.status).to.equal(202);
     answer();
@@ -234,7 +236,7 @@ describe('agent runs', function () {
     await waitDone(mine.body.id);
   });
 
-  it('answers 404 for another organization\'s runs and agents', async () => {
+  it("answers 404 for another organization's runs and agents", async () => {
     const other = await newOrg(api, 'other');
     const someRun = (await org.client.get('/api/runs?limit=1')).body.data[0];
     expectProblem(await other.client.get(`/api/runs/${someRun.id}`), 404, 'not_found');
@@ -252,7 +254,11 @@ describe('agent runs', function () {
   });
 
   it('keeps pins per agent and actor and shows them to later runs; notes are kept too', async () => {
-    model.script('pin-first', [() => toolCall('pin', { content: 'The user prefers French' }), () => toolCall('note', { content: 'first run done' }), () => toolCall('output', { summary: 'pinned' })]);
+    model.script('pin-first', [
+      () => toolCall('pin', { content: 'The user prefers French' }),
+      () => toolCall('note', { content: 'first run done' }),
+      () => toolCall('output', { summary: 'pinned' }),
+    ]);
     const first = await launch('@acme/summarizer', { topic: 'pin-first' });
     expect((await waitDone(first.id)).status).to.equal('success');
     model.script('pin-second', [() => toolCall('output', { summary: 'saw it' })]);
@@ -284,7 +290,8 @@ describe('agent runs', function () {
       let ids: string[] = [];
       for (let i = 0; i < 50 && !ids.includes(run.id); i++) {
         ids = [];
-        for await (const wf of client.workflow.list({ query: `OrgId = "${org.orgId}" AND RunStatus = "success" AND PackageId = "@acme/summarizer"` })) ids.push(wf.workflowId);
+        for await (const wf of client.workflow.list({ query: `OrgId = "${org.orgId}" AND RunStatus = "success" AND PackageId = "@acme/summarizer"` }))
+          ids.push(wf.workflowId);
         if (!ids.includes(run.id)) await new Promise((r) => setTimeout(r, 200));
       }
       expect(ids).to.include(run.id);

@@ -13,7 +13,15 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { missingCeilings } from '../../activities/sandbox/cgroups.ts';
 import { seccompFilter } from '../../activities/sandbox/seccomp.ts';
-import { findBwrap, SANDBOX_UID, type Sandbox, type SandboxOptions, SOCKET_FILE, SandboxUnavailableError, spawnSandbox } from '../../activities/sandbox/spawn.ts';
+import {
+  findBwrap,
+  SANDBOX_UID,
+  type Sandbox,
+  type SandboxOptions,
+  SOCKET_FILE,
+  SandboxUnavailableError,
+  spawnSandbox,
+} from '../../activities/sandbox/spawn.ts';
 import { stack } from '../support/stack.ts';
 
 /** What every probe script can use: run python3 code and read the JSON it prints last. */
@@ -166,7 +174,8 @@ describe('sandbox escapes (issue 31)', function () {
   it('still runs node, its threads and child processes, a shell and python under the filter', async () => {
     const { result } = await probe(`
       const { Worker } = require('node:worker_threads');
-      const worker = new Promise((resolve) => new Worker('require("node:worker_threads").parentPort.postMessage(6 * 7)', { eval: true }).once('message', resolve));
+      const worker = new Promise((resolve) => new Worker('require("node:worker_threads").parentPort.postMessage(6 * 7)', \
+{ eval: true }).once('message', resolve));
       const shell = cp.spawnSync('/bin/sh', ['-c', 'echo a | tr a b; (sleep 0.1 &) ; wait'], { encoding: 'utf8' });
       const python = py(${py(`import threading, subprocess
 t = threading.Thread(target=lambda: None)
@@ -285,11 +294,20 @@ print(json.dumps(dict(
         fs.rmSync(own.dir, { recursive: true, force: true });
         fs.rmSync(host.dir, { recursive: true, force: true });
       });
-      const paths = [path.join(host.dir, SOCKET_FILE), '/run/postgresql/.s.PGSQL.5432', '/var/run/postgresql/.s.PGSQL.5432', '/run/mysqld/mysqld.sock', '/var/run/docker.sock', '/run/systemd/private'];
+      const paths = [
+        path.join(host.dir, SOCKET_FILE),
+        '/run/postgresql/.s.PGSQL.5432',
+        '/var/run/postgresql/.s.PGSQL.5432',
+        '/run/mysqld/mysqld.sock',
+        '/var/run/docker.sock',
+        '/run/systemd/private',
+      ];
       const { result } = await probe(
         `
-        const found = cp.spawnSync('/usr/bin/find', ['/', '-path', '/proc', '-prune', '-o', '-type', 's', '-print'], { encoding: 'utf8' }).stdout.trim().split('\\n').filter(Boolean);
-        Promise.all([connect({ path: '/sidecar/${SOCKET_FILE}' }), connect({ path: ${JSON.stringify(abstract)} }), ...${JSON.stringify(paths)}.map((p) => connect({ path: p }))])
+        const found = cp.spawnSync('/usr/bin/find', ['/', '-path', '/proc', '-prune', '-o', '-type', 's', '-print'], { encoding: \
+'utf8' }).stdout.trim().split('\\n').filter(Boolean);
+        Promise.all([connect({ path: '/sidecar/${SOCKET_FILE}' }), connect({ path: ${JSON.stringify(abstract)} }), ...${JSON.stringify(paths)}.map((p) \
+=> connect({ path: p }))])
           .then(([sidecar, abstract, ...others]) => out({ found, sidecar, abstract, others }));`,
         { socketDir: own.dir },
       );
@@ -318,7 +336,8 @@ print(json.dumps(dict(
       await running.line(new RegExp(marker));
       const { result } = await probe(`
         const tryStat = (p) => { try { fs.statSync(p); return 'visible'; } catch (e) { return e.code; } };
-        const cmdlines = fs.readdirSync('/proc').filter((d) => /^\\d+$/.test(d)).map((d) => { try { return fs.readFileSync('/proc/' + d + '/cmdline', 'utf8'); } catch { return ''; } });
+        const cmdlines = fs.readdirSync('/proc').filter((d) => /^\\d+$/.test(d)).map((d) => { try { return fs.readFileSync('/proc/' \
++ d + '/cmdline', 'utf8'); } catch { return ''; } });
         connect({ path: '${path.join(other.dir, SOCKET_FILE)}' }).then((socket) => out({
           socket,
           socketDir: tryStat('${other.dir}'),
@@ -340,7 +359,8 @@ print(json.dumps(dict(
         ({ result } = await probe(`
           const pids = fs.readdirSync('/proc').filter((d) => /^\\d+$/.test(d));
           const read = (p) => { try { return fs.readFileSync(p, 'utf8'); } catch (e) { return e.code; } };
-          out({ pids, cmdlines: pids.map((p) => read('/proc/' + p + '/cmdline')), environs: pids.map((p) => read('/proc/' + p + '/environ')), env: process.env });`));
+          out({ pids, cmdlines: pids.map((p) => read('/proc/' + p + '/cmdline')), environs: pids.map((p) => \
+read('/proc/' + p + '/environ')), env: process.env });`));
       } finally {
         delete process.env.ESCAPE_SUITE_SECRET;
       }
@@ -371,7 +391,8 @@ print(json.dumps(dict(attach=attach, vm=vm)))
     it('may not make a user namespace (`unshare -U`, clone, clone3) nor enter another', async () => {
       const { result } = await probe(`
         const unshare = cp.spawnSync('/usr/bin/unshare', ['-U', 'true'], { encoding: 'utf8' });
-        const mapped = cp.spawnSync('/usr/bin/unshare', ['-U', '-r', '-m', '/bin/sh', '-c', 'mount -t tmpfs none /workspace && echo mounted'], { encoding: 'utf8' });
+        const mapped = cp.spawnSync('/usr/bin/unshare', ['-U', '-r', '-m', '/bin/sh', '-c', 'mount -t tmpfs none /workspace \
+&& echo mounted'], { encoding: 'utf8' });
         out({ unshare: unshare.status, unshareSaid: unshare.stderr, mapped: mapped.stdout.trim(), calls: py(${py(`
 CLONE_NEWUSER = 0x10000000
 def clone(flags):
@@ -439,10 +460,16 @@ print(json.dumps(dict(
           .find(([, args]) => args === `/usr/bin/sleep ${marker}`)?.[0];
         if (!pid) await new Promise((r) => setTimeout(r, 50));
       }
-      const groups = fs.readFileSync(`/proc/${pid}/cgroup`, 'utf8').trim().split('\n').map((l) => l.split(':'));
+      const groups = fs
+        .readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => l.split(':'));
       const own = `/agent-service/${running.sandbox.name}`;
       if (running.sandbox.mode === 'bwrap+cgroup-v2') expect(groups.find(([id]) => id === '0')?.[2]).to.equal(own);
-      else for (const controller of ['memory', 'cpu', 'pids']) expect(groups.find(([, names]) => names.split(',').includes(controller))?.[2], controller).to.equal(own);
+      else
+        for (const controller of ['memory', 'cpu', 'pids'])
+          expect(groups.find(([, names]) => names.split(',').includes(controller))?.[2], controller).to.equal(own);
       running.sandbox.kill();
       await running.sandbox.exited;
     });
@@ -477,7 +504,9 @@ print(json.dumps('released'), flush=True)
       expect(held.refused).to.equal('EAGAIN');
       expect(held.forked).to.be.lessThan(pids);
       // Another tenant's sandbox, started while the bomb holds every pid of its own cgroup.
-      const { result } = await probe(`out(cp.spawnSync('/bin/sh', ['-c', 'for i in 1 2 3; do /usr/bin/true; done; echo done'], { encoding: 'utf8' }).stdout.trim());`);
+      const { result } = await probe(
+        `out(cp.spawnSync('/bin/sh', ['-c', 'for i in 1 2 3; do /usr/bin/true; done; echo done'], { encoding: 'utf8' }).stdout.trim());`,
+      );
       expect(result).to.equal('done');
       bomb.sandbox.go();
       await bomb.line(/released/);
@@ -501,7 +530,9 @@ print(json.dumps('released'), flush=True)
       const marker = String(3000 + Math.floor(Math.random() * 5000));
       // Children that ignore SIGTERM and SIGHUP, one in a session of its own, one forked by python.
       const running = start(`
-        cp.spawn('/bin/sh', ['-c', 'trap "" TERM HUP INT; (setsid /usr/bin/sleep ${marker} &); /usr/bin/sleep ${marker} & /usr/bin/python3 -c "import os, time; os.fork(); time.sleep(${marker})" & echo started; wait'], { stdio: 'inherit' });`);
+        cp.spawn('/bin/sh', ['-c', 'trap "" TERM HUP INT; (setsid /usr/bin/sleep ${marker} &); /usr/bin/sleep ${marker} \
+& /usr/bin/python3 -c "import os, time; os.fork(); time.sleep(${marker})" & echo started; wait'], { stdio: 'inherit' \
+});`);
       await running.line(/started/);
       const sleeps = () => hostProcesses((args) => args === `/usr/bin/sleep ${marker}`);
       const pythons = () => hostProcesses((args) => args.startsWith('/usr/bin/python3 -c import os') && args.includes(marker));

@@ -82,7 +82,9 @@ describe('SANDBOX_MODE: a worker without bwrap (issue 28)', function () {
     expect(run.sandboxMode).to.equal(null);
     expect(model.requests.filter((r) => JSON.stringify(r.body.messages).includes('no-bwrap'))).to.have.length(0);
     // Said at the worker's start already, before any run.
-    expect(lines.some((l) => l.level > WARN && l.msg.includes('agent runs cannot start on this worker') && l.msg.includes('SANDBOX_MODE=process'))).to.equal(true);
+    expect(lines.some((l) => l.level > WARN && l.msg.includes('agent runs cannot start on this worker') && l.msg.includes('SANDBOX_MODE=process'))).to.equal(
+      true,
+    );
   });
 
   it('runs the agent unisolated with SANDBOX_MODE=process, warning at start and on the run', async () => {
@@ -92,8 +94,14 @@ describe('SANDBOX_MODE: a worker without bwrap (issue 28)', function () {
     expect(run.result).to.deep.equal({ output: { answer: 'process-mode' } });
     expect(run.sandboxMode).to.equal('process');
     const warnings = lines.filter((l) => l.level === WARN && l.msg.includes('WITHOUT isolation'));
-    expect(warnings.some((l) => l.msg.startsWith('SANDBOX_MODE=process: agents run WITHOUT isolation') && !l.runId), 'the warning at start').to.equal(true);
-    expect(warnings.some((l) => l.runId === run.id), 'the warning on the run').to.equal(true);
+    expect(
+      warnings.some((l) => l.msg.startsWith('SANDBOX_MODE=process: agents run WITHOUT isolation') && !l.runId),
+      'the warning at start',
+    ).to.equal(true);
+    expect(
+      warnings.some((l) => l.runId === run.id),
+      'the warning on the run',
+    ).to.equal(true);
   });
 
   it('stops the boot on a SANDBOX_MODE it does not know, naming it', () => {

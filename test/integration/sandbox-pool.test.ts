@@ -55,7 +55,12 @@ function waitingPids(): number[] {
   for (const d of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
     try {
       const status = fs.readFileSync(`/proc/${d}/status`, 'utf8');
-      if (status.match(/^PPid:\s+(\d+)/m)?.[1] === String(process.pid) && alive(Number(d)) && fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('stdin.once')) out.push(Number(d));
+      if (
+        status.match(/^PPid:\s+(\d+)/m)?.[1] === String(process.pid) &&
+        alive(Number(d)) &&
+        fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes('stdin.once')
+      )
+        out.push(Number(d));
     } catch {}
   }
   return out;

@@ -79,7 +79,7 @@ describe('runs from a clone under a private folder (issue 28)', function () {
     await model?.stop();
   });
 
-  it("runs an agent on a worker whose Node lives under a 0700 folder, in bwrap as uid 65534", async () => {
+  it('runs an agent on a worker whose Node lives under a 0700 folder, in bwrap as uid 65534', async () => {
     // The clone's layout: <clone>/node_modules/node/bin/node, the clone under a 0700 folder.
     const bin = path.join(privateFolder(), 'clone', 'node_modules', 'node', 'bin');
     fs.mkdirSync(bin, { recursive: true });

@@ -97,7 +97,8 @@ describe('sandbox', function () {
     const script = `
       const fs = require('node:fs');
       const tryWrite = (p) => { try { fs.writeFileSync(p, 'x'); return 'written'; } catch (e) { return e.code; } };
-      console.log(JSON.stringify({ workspace: tryWrite('/workspace/out.txt'), usr: tryWrite('/usr/evil'), runtime: tryWrite('/runtime/evil'), root: tryWrite('/evil') }));`;
+      console.log(JSON.stringify({ workspace: tryWrite('/workspace/out.txt'), usr: tryWrite('/usr/evil'), runtime: \
+tryWrite('/runtime/evil'), root: tryWrite('/evil') }));`;
     const { result } = await probe(script);
     expect(result.workspace).to.equal('written');
     expect(result.usr).to.be.oneOf(['EROFS', 'EACCES', 'EPERM']);
@@ -108,13 +109,20 @@ describe('sandbox', function () {
   it("reads a run's input files read-only at /workspace/input and writes its outputs to /workspace/output", async () => {
     const storage = new DiskStorage(fs.mkdtempSync(path.join(os.tmpdir(), 'sandbox-files-')));
     await storage.put('k/doc', Readable.from([Buffer.from('the input')]), 9);
-    const ws = await prepareRunFiles(storage, { input: { doc: 'file_probe' } }, [{ id: 'file_probe', field: 'doc', name: 'a.txt', storage_key: 'k/doc' }], 1000);
+    const ws = await prepareRunFiles(
+      storage,
+      { input: { doc: 'file_probe' } },
+      [{ id: 'file_probe', field: 'doc', name: 'a.txt', storage_key: 'k/doc' }],
+      1000,
+    );
     try {
       expect(ws.info.inputs).to.deep.equal({ doc: '/workspace/input/doc/a.txt' });
       const script = `
         const fs = require('node:fs');
         const tryWrite = (p) => { try { fs.writeFileSync(p, 'x'); return 'written'; } catch (e) { return e.code; } };
-        console.log(JSON.stringify({ read: fs.readFileSync('/workspace/input/doc/a.txt', 'utf8'), input: tryWrite('/workspace/input/doc/a.txt'), newInput: tryWrite('/workspace/input/b.txt'), output: tryWrite('/workspace/output/out.txt') }));`;
+        console.log(JSON.stringify({ read: fs.readFileSync('/workspace/input/doc/a.txt', 'utf8'), input: \
+tryWrite('/workspace/input/doc/a.txt'), newInput: tryWrite('/workspace/input/b.txt'), output: \
+tryWrite('/workspace/output/out.txt') }));`;
       const { result } = await probe(script, 256, ws);
       expect(result.read).to.equal('the input');
       expect(result.input).to.be.oneOf(['EROFS', 'EACCES', 'EPERM']);

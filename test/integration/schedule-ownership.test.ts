@@ -12,7 +12,12 @@ import { stack } from '../support/stack.ts';
 
 const TOPIC_SCHEMA = { type: 'object', properties: { topic: { type: 'string' } } };
 /** Every change a PATCH can make but pausing and resuming. */
-const CHANGES: Record<string, unknown>[] = [{ name: 'borrowed' }, { input: { topic: 'borrowed' } }, { cron_expression: '* * * * *' }, { timezone: 'Asia/Tokyo' }];
+const CHANGES: Record<string, unknown>[] = [
+  { name: 'borrowed' },
+  { input: { topic: 'borrowed' } },
+  { cron_expression: '* * * * *' },
+  { timezone: 'Asia/Tokyo' },
+];
 // Small enough to exhaust in a test; the API and the worker (which admits ticks) share it.
 const RATE = 2;
 const LIMITS = { PLATFORM_RUN_LIMITS: JSON.stringify({ per_org_global_rate_per_min: RATE }) };
@@ -35,13 +40,23 @@ describe('schedule ownership', function () {
     await importAgent(org.client, { name: '@own/agent', input: TOPIC_SCHEMA });
   });
   after(async () => {
-    for (const id of created) await temporal?.schedule.getHandle(id).delete().catch(() => undefined);
+    for (const id of created)
+      await temporal?.schedule
+        .getHandle(id)
+        .delete()
+        .catch(() => undefined);
     await connection?.close();
     await services?.stop();
   });
 
   async function createOk(client: Client, agent = '@own/agent', body: Record<string, unknown> = {}) {
-    const res = await client.post(`/api/agents/${agent}/schedules`, { name: 'mine', cron_expression: '0 3 1 1 *', timezone: 'UTC', input: { topic: 'mine' }, ...body });
+    const res = await client.post(`/api/agents/${agent}/schedules`, {
+      name: 'mine',
+      cron_expression: '0 3 1 1 *',
+      timezone: 'UTC',
+      input: { topic: 'mine' },
+      ...body,
+    });
     expect(res.status, res.text).to.equal(201);
     created.push(res.body.id);
     return res.body;
@@ -125,7 +140,13 @@ describe('schedule ownership', function () {
     expect(bySession.status, bySession.text).to.equal(200);
     const byKey = await own.client.patch(`/api/schedules/${s.id}`, { cron_expression: '0 9 * * *', timezone: 'Europe/Paris', enabled: false });
     expect(byKey.status, byKey.text).to.equal(200);
-    expect(byKey.body).to.deep.include({ name: 'renamed', input: { topic: 'changed' }, cron_expression: '0 9 * * *', timezone: 'Europe/Paris', enabled: false });
+    expect(byKey.body).to.deep.include({
+      name: 'renamed',
+      input: { topic: 'changed' },
+      cron_expression: '0 9 * * *',
+      timezone: 'Europe/Paris',
+      enabled: false,
+    });
     const endUser = await own.client.post('/api/end-users', { externalId: `owner-${s.id}`, name: 'Customer' });
     expect(endUser.status, endUser.text).to.equal(201);
     const asEndUser = own.client.with({ 'Service-User': endUser.body.id });

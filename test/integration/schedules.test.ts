@@ -59,7 +59,11 @@ describe('schedules', function () {
   });
   after(async () => {
     // Nothing of this suite fires once it is over.
-    for (const id of created) await temporal?.schedule.getHandle(id).delete().catch(() => undefined);
+    for (const id of created)
+      await temporal?.schedule
+        .getHandle(id)
+        .delete()
+        .catch(() => undefined);
     await connection?.close();
     await services?.stop();
   });

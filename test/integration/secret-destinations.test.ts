@@ -106,7 +106,13 @@ describe('stored secrets go only where they were sent with', function () {
 
   describe('models and model provider credentials', () => {
     it("a model's baseUrl or provider changes only with apiKey; the stored key never reaches the new host", async () => {
-      const created = await org.client.post('/api/models', { name: 'guarded', provider: 'openai-compatible', baseUrl: provider.url, model: 'm', apiKey: MODEL_KEY });
+      const created = await org.client.post('/api/models', {
+        name: 'guarded',
+        provider: 'openai-compatible',
+        baseUrl: provider.url,
+        model: 'm',
+        apiKey: MODEL_KEY,
+      });
       expect(created.status, created.text).to.equal(201);
       const id = created.body.id as string;
 
@@ -134,7 +140,12 @@ describe('stored secrets go only where they were sent with', function () {
     });
 
     it("a credential's baseUrl or provider changes only with apiKey; neither it nor its models send the key elsewhere", async () => {
-      const cred = await org.client.post('/api/model-provider-credentials', { name: 'guarded cred', provider: 'openai-compatible', baseUrl: provider.url, apiKey: CRED_KEY });
+      const cred = await org.client.post('/api/model-provider-credentials', {
+        name: 'guarded cred',
+        provider: 'openai-compatible',
+        baseUrl: provider.url,
+        apiKey: CRED_KEY,
+      });
       expect(cred.status, cred.text).to.equal(201);
       const model = await org.client.post('/api/models', { name: 'on cred', model: 'm', credentialId: cred.body.id });
       expect(model.status, model.text).to.equal(201);
@@ -175,7 +186,10 @@ describe('stored secrets go only where they were sent with', function () {
     });
 
     it("a proxy's URL carries its own credentials: a new host never gets the stored user and password", async () => {
-      const created = await org.client.post('/api/proxies', { name: 'guarded proxy', url: `${legit.url.replace('http://', `http://proxyuser:${PROXY_PASSWORD}@`)}` });
+      const created = await org.client.post('/api/proxies', {
+        name: 'guarded proxy',
+        url: `${legit.url.replace('http://', `http://proxyuser:${PROXY_PASSWORD}@`)}`,
+      });
       expect(created.status, created.text).to.equal(201);
       expect(created.body.hasCredentials).to.equal(true);
       const id = created.body.id as string;
@@ -218,13 +232,16 @@ describe('stored secrets go only where they were sent with', function () {
       const res = await uploadPackage(org.client, await zip({ 'manifest.json': JSON.stringify(manifest), ...extra }));
       expect(res.status, res.text).to.equal(201);
     };
-    const connect = (body: Record<string, unknown>) => org.client.post('/api/integrations/@dest/api/auths/main/connect/fields', { credentials: { token: TOKEN }, ...body });
+    const connect = (body: Record<string, unknown>) =>
+      org.client.post('/api/integrations/@dest/api/auths/main/connect/fields', { credentials: { token: TOKEN }, ...body });
 
     /** One call through the credential proxy with the owner's connection. */
     const proxied = async (url: string) => {
       const session = await org.client.post('/api/credential-proxy/sessions', {});
       expect(session.status, session.text).to.equal(201);
-      return org.client.request('GET', '/api/credential-proxy/proxy', { headers: { 'X-Integration-Id': '@dest/api', 'X-Target': url, 'X-Session-Id': session.body.id } });
+      return org.client.request('GET', '/api/credential-proxy/proxy', {
+        headers: { 'X-Integration-Id': '@dest/api', 'X-Target': url, 'X-Session-Id': session.body.id },
+      });
     };
 
     /** One run whose model makes one api_call to `url`; answers the tool result the model was sent. */
@@ -253,7 +270,11 @@ describe('stored secrets go only where they were sent with', function () {
       await publish(integration('1.0.0', [`${apiA.url}/**`]));
       await publish(
         {
-          ...agentManifest({ name: '@dest/agent', input: { type: 'object', properties: { case: { type: 'string' } } }, dependencies: { integrations: { '@dest/api': '^1.0.0' } } }),
+          ...agentManifest({
+            name: '@dest/agent',
+            input: { type: 'object', properties: { case: { type: 'string' } } },
+            dependencies: { integrations: { '@dest/api': '^1.0.0' } },
+          }),
           integrations_configuration: { '@dest/api': { tools: ['api_call'] } },
         },
         { 'prompt.md': 'Call the API.' },

@@ -14,7 +14,13 @@ function withRuns(workerEnv: Record<string, string>) {
   before(async () => {
     ctx.services = await startRunServices({ output: { ok: true }, workerEnv });
     const org = await newOrg(ctx.services.api, 'sidecar');
-    const model = await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: ctx.services.model.url, model: 'm', isDefault: true });
+    const model = await org.client.post('/api/models', {
+      name: 'fake',
+      provider: 'openai-compatible',
+      baseUrl: ctx.services.model.url,
+      model: 'm',
+      isDefault: true,
+    });
     expect(model.status, model.text).to.equal(201);
     await importAgent(org.client, { name: '@sidecar/agent', input: { type: 'object' }, output: { type: 'object' } });
     await importAgent(org.client, { name: '@sidecar/short', input: { type: 'object' }, output: { type: 'object' }, timeout: 3 });

@@ -37,7 +37,7 @@ describe('space member roles and X-View-As', () => {
   });
   after(() => api.close());
 
-  describe('SPEC 4.8: changing a member\'s role', () => {
+  describe("SPEC 4.8: changing a member's role", () => {
     it('answers {object, userId, preset_role, custom_role_id} and the new role takes effect', async () => {
       const target = await newMember(api, org, 'viewer');
       const res = await patchRole(org.client, target.userId, { preset_role: 'builder' });
@@ -67,14 +67,14 @@ describe('space member roles and X-View-As', () => {
       expect(ok.status, ok.text).to.equal(200);
     });
 
-    it('403 when the member\'s current role is one the caller could not have granted, even to lower it', async () => {
+    it("403 when the member's current role is one the caller could not have granted, even to lower it", async () => {
       const m = await manager();
       const target = await newMember(api, org, 'builder');
       expectProblem(await patchRole(m.client, target.userId, { preset_role: 'viewer' }), 403, 'forbidden');
       expect((await api.knex('space_members').where({ space_id: org.defaultSpaceId, user_id: target.userId }).first()).preset_role).to.equal('builder');
     });
 
-    it('403 when changing one\'s own role, even to a lesser one', async () => {
+    it("403 when changing one's own role, even to a lesser one", async () => {
       const m = await manager();
       expectProblem(await patchRole(m.client, m.userId, { preset_role: 'viewer' }), 403, 'forbidden');
       const admin = await newMember(api, org, 'admin');
@@ -100,7 +100,7 @@ describe('space member roles and X-View-As', () => {
   });
 
   describe('SPEC 5.2: X-View-As', () => {
-    it('previews a lesser role on a session of an owner: the effective permissions are the role\'s', async () => {
+    it("previews a lesser role on a session of an owner: the effective permissions are the role's", async () => {
       const asViewer = org.client.with({ 'X-View-As': 'viewer' });
       const me = await asViewer.get('/api/me');
       expect(me.status, me.text).to.equal(200);
@@ -120,13 +120,17 @@ describe('space member roles and X-View-As', () => {
       expect(ok.status, ok.text).to.equal(200);
     });
 
-    it('keeps at organization level what a member of the previewed role holds there, and nothing of an owner\'s', async () => {
+    it("keeps at organization level what a member of the previewed role holds there, and nothing of an owner's", async () => {
       const viewer = await newMember(api, org, 'viewer');
       expect((await viewer.client.get('/api/models')).status).to.equal(200);
       const preview = org.client.with({ 'X-View-As': 'viewer' });
       const models = await preview.get('/api/models');
       expect(models.status, models.text).to.equal(200);
-      expectProblem(await preview.post('/api/models', { name: 'x', provider: 'openai-compatible', baseUrl: 'https://api.example.com/v1', model: 'm' }), 403, 'forbidden');
+      expectProblem(
+        await preview.post('/api/models', { name: 'x', provider: 'openai-compatible', baseUrl: 'https://api.example.com/v1', model: 'm' }),
+        403,
+        'forbidden',
+      );
       expectProblem(await preview.post('/api/spaces', { name: 'Previewed' }), 403, 'forbidden');
     });
 

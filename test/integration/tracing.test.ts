@@ -83,10 +83,22 @@ describe('tracing', function () {
 
     const spans = inTrace();
     const byName = (name: string) => spans.find((s) => s.name === name);
-    for (const name of ['POST /api/agents/:scope/:name/run', 'StartWorkflow:runAgent', 'RunWorkflow:runAgent', 'StartActivity:executeAgent', 'RunActivity:executeAgent', 'model call']) {
+    for (const name of [
+      'POST /api/agents/:scope/:name/run',
+      'StartWorkflow:runAgent',
+      'RunWorkflow:runAgent',
+      'StartActivity:executeAgent',
+      'RunActivity:executeAgent',
+      'model call',
+    ]) {
       expect(byName(name), `${name} in ${JSON.stringify(names())}`).to.exist;
     }
-    expect(request!.attributes).to.include({ 'request.id': requestId, 'run.id': runId, 'http.route': '/api/agents/:scope/:name/run', 'http.response.status_code': 201 });
+    expect(request!.attributes).to.include({
+      'request.id': requestId,
+      'run.id': runId,
+      'http.route': '/api/agents/:scope/:name/run',
+      'http.response.status_code': 201,
+    });
     // Parents: request <- workflow start <- workflow <- activity start <- activity <- model call.
     const parentOf = (name: string) => spans.find((s) => s.spanContext().spanId === byName(name)!.parentSpanId)?.name;
     expect(parentOf('StartWorkflow:runAgent')).to.equal('POST /api/agents/:scope/:name/run');
@@ -120,6 +132,11 @@ describe('tracing', function () {
     } finally {
       await untraced.close();
     }
-    expect(exporter.getFinishedSpans().slice(before).map((s: ReadableSpan) => s.name)).not.to.include('GET /api/health');
+    expect(
+      exporter
+        .getFinishedSpans()
+        .slice(before)
+        .map((s: ReadableSpan) => s.name),
+    ).not.to.include('GET /api/health');
   });
 });

@@ -19,7 +19,10 @@ const urlPath = (uploadUrl: string) => {
 function storedFiles(dataDir: string, under = ''): string[] {
   const dir = path.join(dataDir, 'files', under);
   if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.relative(path.join(dataDir, 'files'), path.join(e.parentPath, e.name)));
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(path.join(dataDir, 'files'), path.join(e.parentPath, e.name)));
 }
 
 describe('Uploads (issue 16)', function () {
@@ -40,7 +43,8 @@ describe('Uploads (issue 16)', function () {
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const create = (client: Client, size: number, extra: Record<string, unknown> = {}) => client.post('/api/uploads', { name: 'report.pdf', contentType: 'application/pdf', size, ...extra });
+  const create = (client: Client, size: number, extra: Record<string, unknown> = {}) =>
+    client.post('/api/uploads', { name: 'report.pdf', contentType: 'application/pdf', size, ...extra });
   const put = (uploadUrl: string, bytes: Buffer, headers: Record<string, string> = {}) =>
     anon.request('PUT', urlPath(uploadUrl), { raw: bytes, headers: { 'content-type': 'application/octet-stream', ...headers } });
   const row = (id: string) => api.knex('uploads').where({ id }).first();
@@ -60,7 +64,14 @@ describe('Uploads (issue 16)', function () {
 
     const token = new URL(res.body.uploadUrl).searchParams.get('token')!;
     const stored = await row(res.body.id);
-    expect(stored).to.include({ org_id: owner.orgId, space_id: owner.defaultSpaceId, actor_type: 'user', actor_id: owner.userId, user_id: owner.userId, end_user_id: null });
+    expect(stored).to.include({
+      org_id: owner.orgId,
+      space_id: owner.defaultSpaceId,
+      actor_type: 'user',
+      actor_id: owner.userId,
+      user_id: owner.userId,
+      end_user_id: null,
+    });
     expect(stored.token_hash).to.equal(sha(Buffer.from(token)));
     expect(JSON.stringify(stored)).not.to.include(token);
 
@@ -128,7 +139,10 @@ describe('Uploads (issue 16)', function () {
     expect(unknown.body.code).to.equal('upload_link_gone');
 
     const { body: late } = await create(owner.client, bytes.length);
-    await api.knex('uploads').where({ id: late.id }).update({ expires_at: new Date(Date.now() - 1000) });
+    await api
+      .knex('uploads')
+      .where({ id: late.id })
+      .update({ expires_at: new Date(Date.now() - 1000) });
     const expired = await put(late.uploadUrl, bytes);
     expect(expired.status).to.equal(410);
     expect(storedFiles(dataDir).filter((f) => f.includes(late.id))).to.deep.equal([]);
@@ -140,12 +154,30 @@ describe('Uploads (issue 16)', function () {
 
   it('validates the declaration: a file name without separators, a MIME type, a positive integer size', async () => {
     const fresh = await newOrg(api, 'validation'); // 16 requests of the 20 a minute
-    for (const bad of [{ name: 'a/b.txt' }, { name: 'a\\b.txt' }, { name: '..' }, { name: '.' }, { name: '' }, { name: 'x'.repeat(256) }, { contentType: 'pdf' }, { contentType: 'text/plain; charset' }, { size: 0 }, { size: 1.5 }, { size: '5' }]) {
+    for (const bad of [
+      { name: 'a/b.txt' },
+      { name: 'a\\b.txt' },
+      { name: '..' },
+      { name: '.' },
+      { name: '' },
+      { name: 'x'.repeat(256) },
+      { contentType: 'pdf' },
+      { contentType: 'text/plain; charset' },
+      { size: 0 },
+      { size: 1.5 },
+      { size: '5' },
+    ]) {
       const res = await create(fresh.client, 10, bad);
       expect(res.status, JSON.stringify(bad)).to.equal(400);
       expect(res.body.code).to.equal('validation_failed');
     }
-    for (const good of [{ name: '.env' }, { name: '..hidden' }, { name: 'résumé (final).pdf' }, { contentType: 'text/plain; charset=utf-8' }, { contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' }]) {
+    for (const good of [
+      { name: '.env' },
+      { name: '..hidden' },
+      { name: 'résumé (final).pdf' },
+      { contentType: 'text/plain; charset=utf-8' },
+      { contentType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' },
+    ]) {
       const res = await create(fresh.client, 10, good);
       expect(res.status, `${JSON.stringify(good)} ${res.text}`).to.equal(201);
     }
@@ -231,7 +263,10 @@ describe('Uploads (issue 16)', function () {
       expect(over.body.detail).to.include('2900 bytes').and.include('3000 bytes');
       expect((await create(org.client, 100)).status).to.equal(201);
       // An upload that expired uncompleted no longer counts.
-      await small.knex('uploads').where({ id: pending.body.id }).update({ expires_at: new Date(Date.now() - 1000) });
+      await small
+        .knex('uploads')
+        .where({ id: pending.body.id })
+        .update({ expires_at: new Date(Date.now() - 1000) });
       expect((await create(org.client, 900)).status).to.equal(201);
       // Another organization has its own quota.
       const other = await newOrg(small, 'limits-other');

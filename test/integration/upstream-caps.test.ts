@@ -62,7 +62,9 @@ class EndlessModel {
       const hardStop = marker.includes('-worker') ? HARD_STOP.worker : HARD_STOP.api;
       res.writeHead(200, { 'content-type': sse ? 'text/event-stream' : 'application/json' });
       const frame = sse
-        ? Buffer.from(`data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'a'.repeat(4000) } }] })}\n\n`)
+        ? Buffer.from(
+            `data: ${JSON.stringify({ id: 'c', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content: 'a'.repeat(4000) } }] })}\n\n`,
+          )
         : Buffer.alloc(64 * 1024, 'a');
       if (!sse) res.write('{"choices":[{"message":{"role":"assistant","content":"');
       const answer: Endless = { marker, sent: 0, cutOff: false };
@@ -117,7 +119,14 @@ describe('upstream answers are read with a ceiling', function () {
     // The worker measured is this very process (no restart with tuned settings).
     worker = spawnWorkerProcess({ SERVICE_PROCESS_TUNING: 'off', CREDENTIAL_PROXY_LIMITS: JSON.stringify({ max_response_bytes: MCP_CAP }) });
     org = await newOrg(api, 'caps');
-    const created = await org.client.post('/api/models', { name: 'endless', provider: 'openai-compatible', baseUrl: model.url, model: 'm', apiKey: 'sk-caps', isDefault: true });
+    const created = await org.client.post('/api/models', {
+      name: 'endless',
+      provider: 'openai-compatible',
+      baseUrl: model.url,
+      model: 'm',
+      apiKey: 'sk-caps',
+      isDefault: true,
+    });
     expect(created.status, created.text).to.equal(201);
     await importAgent(org.client, { name: '@caps/agent', input: { type: 'object' }, output: { type: 'object' } });
   });
@@ -189,7 +198,11 @@ describe('upstream answers are read with a ceiling', function () {
     const frames = text.trimEnd().split('\n\n');
     const last = JSON.parse(frames.at(-1)!.replace(/^data: /, ''));
     expect(last).to.deep.equal({
-      error: { message: `The model's answer is over ${API_CAP} bytes (MODEL_MAX_ANSWER_BYTES)`, type: 'model_answer_too_large', code: 'model_answer_too_large' },
+      error: {
+        message: `The model's answer is over ${API_CAP} bytes (MODEL_MAX_ANSWER_BYTES)`,
+        type: 'model_answer_too_large',
+        code: 'model_answer_too_large',
+      },
     });
     // Everything before it is the provider's own frames, whole.
     expect(frames.slice(0, -1).every((f) => f.startsWith('data: {"id":"c"'))).to.equal(true);
@@ -212,13 +225,19 @@ describe('upstream answers are read with a ceiling', function () {
           },
         },
       },
-      { ...base('@caps/mcp-server', 'mcp-server'), remote: { url: mcpUrl, transport: 'streamable-http', auth: { integration: '@caps/mcp-auth', auth_key: 'main' } } },
+      {
+        ...base('@caps/mcp-server', 'mcp-server'),
+        remote: { url: mcpUrl, transport: 'streamable-http', auth: { integration: '@caps/mcp-auth', auth_key: 'main' } },
+      },
     ];
     for (const m of manifests) {
       const res = await uploadPackage(org.client, await zip({ 'manifest.json': JSON.stringify(m) }));
       expect(res.status, res.text).to.equal(201);
     }
-    const agent = agentManifest({ name: '@caps/mcp-agent', dependencies: { mcp_servers: { '@caps/mcp-server': '^1.0.0' }, integrations: { '@caps/mcp-auth': '^1.0.0' } } });
+    const agent = agentManifest({
+      name: '@caps/mcp-agent',
+      dependencies: { mcp_servers: { '@caps/mcp-server': '^1.0.0' }, integrations: { '@caps/mcp-auth': '^1.0.0' } },
+    });
     const imported = await uploadPackage(org.client, await zip({ 'manifest.json': JSON.stringify(agent), 'prompt.md': 'Use the tools.' }));
     expect(imported.status, imported.text).to.equal(201);
     const conn = await org.client.post('/api/integrations/@caps/mcp-auth/auths/main/connect/fields', { credentials: { token: 'mcp-token-caps' } });

@@ -33,7 +33,8 @@ describe('webhook ladder across a worker crash', function () {
     const [first] = await receiver.waitFor(1, 30_000);
     expect(first.headers['webhook-attempt']).to.equal('1');
     // Between the attempts: attempt 1 is recorded, the workflow sleeps on its 30 s timer.
-    for (let i = 0; i < 100 && !(await api.knex('webhook_deliveries').where({ webhook_id: hook.body.id }).first()); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && !(await api.knex('webhook_deliveries').where({ webhook_id: hook.body.id }).first()); i++)
+      await new Promise((r) => setTimeout(r, 50));
     await new Promise((r) => setTimeout(r, 500));
     child.kill('SIGKILL');
     await once(child, 'exit');

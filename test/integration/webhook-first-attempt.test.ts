@@ -73,7 +73,12 @@ describe('webhook first attempts made by the publisher', function () {
       s.worker = await startTestWorker({ NODE_EXTRA_CA_CERTS: s.receiver.caFile });
       temporal = new TemporalClient({ connection: s.connection });
       // The publisher's side as a worker has it, in this process.
-      deps = { config: loadConfig(workerEnv({ NODE_EXTRA_CA_CERTS: s.receiver.caFile })), knex: s.api.knex, log: createLogger('silent', 't'), workflows: temporal };
+      deps = {
+        config: loadConfig(workerEnv({ NODE_EXTRA_CA_CERTS: s.receiver.caFile })),
+        knex: s.api.knex,
+        log: createLogger('silent', 't'),
+        workflows: temporal,
+      };
     });
 
     const event = (org: { orgId: string; defaultSpaceId: string }, id = newId('evt')): NewEvent => ({
@@ -120,14 +125,23 @@ describe('webhook first attempts made by the publisher', function () {
         const org = await newOrg(s.api, 'first-run');
         await org.client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'm', isDefault: true });
         await importAgent(org.client, { name: '@first/agent' });
-        const hook = await org.client.post('/api/webhooks', { level: 'space', spaceId: org.defaultSpaceId, url: s.receiver.url('/run'), events: ['run.started', 'run.success'] });
+        const hook = await org.client.post('/api/webhooks', {
+          level: 'space',
+          spaceId: org.defaultSpaceId,
+          url: s.receiver.url('/run'),
+          events: ['run.started', 'run.success'],
+        });
         expect(hook.status, hook.text).to.equal(201);
         const run = await org.client.post('/api/agents/@first/agent/run', { input: {} });
         const done = await org.client.get(`/api/runs/${run.body.id}?wait=30`);
         expect(done.body.status).to.equal('success');
         const at = () => s.receiver.requests.filter((r) => r.path === '/run');
         for (let i = 0; i < 100 && at().length < 2; i++) await sleep(100);
-        expect(at().map((r) => JSON.parse(r.body).type).sort()).to.deep.equal(['run.started', 'run.success']);
+        expect(
+          at()
+            .map((r) => JSON.parse(r.body).type)
+            .sort(),
+        ).to.deep.equal(['run.started', 'run.success']);
         expect(at().every((r) => r.headers['webhook-attempt'] === '1')).to.equal(true);
         // The workflow's own publish, once the run's workflow ends, finds both sent.
         await temporal.workflow.getHandle(run.body.id).result();
@@ -146,7 +160,12 @@ describe('webhook first attempts made by the publisher', function () {
 
     it('returns once the attempt is recorded; a repeated publish sends nothing again', async () => {
       const org = await newOrg(s.api, 'first-direct');
-      const hook = await org.client.post('/api/webhooks', { level: 'space', spaceId: org.defaultSpaceId, url: s.receiver.url('/direct'), events: ['run.success'] });
+      const hook = await org.client.post('/api/webhooks', {
+        level: 'space',
+        spaceId: org.defaultSpaceId,
+        url: s.receiver.url('/direct'),
+        events: ['run.success'],
+      });
       expect(hook.status, hook.text).to.equal(201);
       const e = event(org);
       const firstAttempt = webhookFirstAttempts(deps);

@@ -25,7 +25,11 @@ describe('webhook retry ladder (time-skipping)', function () {
     const env = testEnv();
     const { worker, taskQueue, times } = await scriptedAttempts(env, script);
     const result = await worker.runUntil(
-      env.client.workflow.execute('deliverWebhook', { taskQueue, workflowId: `delivery:evt_x:${taskQueue}`, args: [{ eventId: 'evt_x', webhookId: 'wh_x', single }] }),
+      env.client.workflow.execute('deliverWebhook', {
+        taskQueue,
+        workflowId: `delivery:evt_x:${taskQueue}`,
+        args: [{ eventId: 'evt_x', webhookId: 'wh_x', single }],
+      }),
     );
     const waits = times.slice(1).map((t, i) => t - times[i]);
     return { result, attempts: times.length, waits };
@@ -86,7 +90,14 @@ describe('webhook retry ladder (time-skipping)', function () {
       const hook = await org.client.post('/api/webhooks', { level: 'space', spaceId: org.defaultSpaceId, url: receiver.url('/hook'), events: ['run.success'] });
       expect(hook.status, hook.text).to.equal(201);
       const eventId = 'evt_ladderRecovery000000000';
-      await api.knex('events').insert({ id: eventId, org_id: org.orgId, space_id: org.defaultSpaceId, type: 'run.success', data: JSON.stringify({ object: { object: 'run', id: 'run_x', status: 'success' } }), occurred_at: new Date() });
+      await api.knex('events').insert({
+        id: eventId,
+        org_id: org.orgId,
+        space_id: org.defaultSpaceId,
+        type: 'run.success',
+        data: JSON.stringify({ object: { object: 'run', id: 'run_x', status: 'success' } }),
+        occurred_at: new Date(),
+      });
       const answers = [408, 503, 302];
       receiver.respond(() => answers.shift() ?? 200);
       const config = loadConfig(workerEnv({ NODE_EXTRA_CA_CERTS: receiver.caFile }));
@@ -99,7 +110,11 @@ describe('webhook retry ladder (time-skipping)', function () {
       });
       try {
         const result = await worker.runUntil(
-          env.client.workflow.execute('deliverWebhook', { taskQueue: 'ladder-real', workflowId: `delivery:${eventId}:${hook.body.id}`, args: [{ eventId, webhookId: hook.body.id }] }),
+          env.client.workflow.execute('deliverWebhook', {
+            taskQueue: 'ladder-real',
+            workflowId: `delivery:${eventId}:${hook.body.id}`,
+            args: [{ eventId, webhookId: hook.body.id }],
+          }),
         );
         expect(result).to.equal('success');
       } finally {

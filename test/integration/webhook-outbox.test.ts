@@ -89,7 +89,12 @@ describe('webhook outbox', function () {
 
     it('delivers a burst once each as attempt 1 in a few batches; a repeated publish sends nothing again', async () => {
       const org = await newOrg(api, 'outbox');
-      const hook = await org.client.post('/api/webhooks', { level: 'space', spaceId: org.defaultSpaceId, url: receiver.url('/burst'), events: ['run.success'] });
+      const hook = await org.client.post('/api/webhooks', {
+        level: 'space',
+        spaceId: org.defaultSpaceId,
+        url: receiver.url('/burst'),
+        events: ['run.success'],
+      });
       expect(hook.status, hook.text).to.equal(201);
       const events = Array.from({ length: 120 }, () => event(org));
       await Promise.all(events.map((e) => publishEvent(api.knex, temporal, e)));
@@ -102,7 +107,8 @@ describe('webhook outbox', function () {
       const wh = new Webhook(hook.body.secret);
       for (const r of got.slice(0, 5)) expect(wh.verify(r.body, r.headers as Record<string, string>)).to.include({ type: 'run.success' });
       let rows: Array<{ attempt: number; status: string }> = [];
-      for (let i = 0; i < 50 && rows.length < events.length; i++, await sleep(100)) rows = await api.knex('webhook_deliveries').where({ webhook_id: hook.body.id });
+      for (let i = 0; i < 50 && rows.length < events.length; i++, await sleep(100))
+        rows = await api.knex('webhook_deliveries').where({ webhook_id: hook.body.id });
       expect(rows).to.have.length(events.length);
       expect(rows.every((d) => d.attempt === 1 && d.status === 'success')).to.equal(true);
       // Batched: far fewer activities than events.
@@ -205,7 +211,8 @@ describe('webhook outbox', function () {
         for (let i = 0; i < 600 && attempts.length < 2; i++) await new Promise((r) => setTimeout(r, 100));
         expect(attempts).to.deep.equal(['1', '1']);
         let rows: Array<{ attempt: number; status: string }> = [];
-        for (let i = 0; i < 50 && rows.length < 1; i++, await new Promise((r) => setTimeout(r, 100))) rows = await api.knex('webhook_deliveries').where({ webhook_id: hook.body.id });
+        for (let i = 0; i < 50 && rows.length < 1; i++, await new Promise((r) => setTimeout(r, 100)))
+          rows = await api.knex('webhook_deliveries').where({ webhook_id: hook.body.id });
         expect(rows.map((d) => [d.attempt, d.status])).to.deep.equal([[1, 'success']]);
       } finally {
         if (child.exitCode === null) child.kill('SIGKILL');

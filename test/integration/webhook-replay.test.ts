@@ -50,7 +50,13 @@ describe('webhook replay', function () {
   /** A webhook on an agent of the test's own (`@replay/<tag>`), so windows hold only its events. */
   async function create(tag: string, url = receiver.url(`/${tag}`)) {
     await importAgent(org.client, { name: `@replay/${tag}` });
-    const res = await key.client.post('/api/webhooks', { level: 'space', spaceId: org.defaultSpaceId, url, events: ['run.success'], packageId: `@replay/${tag}` });
+    const res = await key.client.post('/api/webhooks', {
+      level: 'space',
+      spaceId: org.defaultSpaceId,
+      url,
+      events: ['run.success'],
+      packageId: `@replay/${tag}`,
+    });
     expect(res.status, res.text).to.equal(201);
     return res.body as { id: string; secret: string };
   }
@@ -133,7 +139,15 @@ describe('webhook replay', function () {
 
     const failedOnly = await key.client.post(`/api/webhooks/${hook.id}/replay`, { since, status: 'failed' });
     expect(failedOnly.status, failedOnly.text).to.equal(202);
-    expect(failedOnly.body).to.deep.equal({ object: 'webhook_replay', webhookId: hook.id, matched: 1, queued: 1, alreadyRunning: 0, truncated: false, nextSince: null });
+    expect(failedOnly.body).to.deep.equal({
+      object: 'webhook_replay',
+      webhookId: hook.id,
+      matched: 1,
+      queued: 1,
+      alreadyRunning: 0,
+      truncated: false,
+      nextSince: null,
+    });
     const fourth = (await until('window', 4))[3];
     expect(fourth.headers['webhook-id']).to.equal(eventIds[2]);
     expect(fourth.headers['webhook-attempt']).to.equal('2');
@@ -153,7 +167,11 @@ describe('webhook replay', function () {
     expect(resent.map((r) => r.headers['webhook-id']).sort()).to.deep.equal([...eventIds].sort());
     const list = await deliveries(hook.id, 7);
     expect(list.slice(0, 3).every((d) => d.status === 'success')).to.equal(true);
-    const attemptsOf = (evt: string) => list.filter((d) => d.eventId === evt).map((d) => d.attempt).sort();
+    const attemptsOf = (evt: string) =>
+      list
+        .filter((d) => d.eventId === evt)
+        .map((d) => d.attempt)
+        .sort();
     expect(attemptsOf(eventIds[0])).to.deep.equal([1, 2]);
     expect(attemptsOf(eventIds[2])).to.deep.equal([1, 2, 3]);
   });

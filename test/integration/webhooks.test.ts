@@ -85,7 +85,14 @@ describe('webhooks', function () {
     expect(success).to.include({ object: 'event', type: 'run.success', apiVersion: '2026-03-21' });
     expect(success.id).to.match(/^evt_/).and.equal(byType['run.success'].headers['webhook-id']);
     expect(success.timestamp).to.equal(run.finishedAt);
-    expect(success.data.object).to.deep.include({ object: 'run', id: run.id, packageId: '@hooks/agent', status: 'success', duration: run.duration, result: { output: { summary: 'done' } } });
+    expect(success.data.object).to.deep.include({
+      object: 'run',
+      id: run.id,
+      packageId: '@hooks/agent',
+      status: 'success',
+      duration: run.duration,
+      result: { output: { summary: 'done' } },
+    });
     expect(JSON.parse(byType['run.started'].body).data.object).to.include({ status: 'started', id: run.id });
     // A tampered body fails verification.
     expect(() => wh.verify(byType['run.success'].body.replace('done', 'DONE'), byType['run.success'].headers as Record<string, string>)).to.throw();
@@ -118,14 +125,19 @@ describe('webhooks', function () {
     const rotated = await org.client.post(`/api/webhooks/${hook.body.id}/rotate`, { windowSeconds: 3600 });
     expect(rotated.status).to.equal(200);
     expect(rotated.body.secretPrevious).to.equal(hook.body.secret);
-    expect(rotated.body.secret).to.match(/^whsec_/).and.not.equal(hook.body.secret);
+    expect(rotated.body.secret)
+      .to.match(/^whsec_/)
+      .and.not.equal(hook.body.secret);
     expect(new Date(rotated.body.rotationWindowEndsAt).getTime() - Date.now()).to.be.within(3590_000, 3600_000);
     await runAgent();
     const [during] = await until('rotate', 1);
     expect(String(during.headers['webhook-signature']).split(' ')).to.have.length(2);
     expect(new Webhook(rotated.body.secret).verify(during.body, during.headers as Record<string, string>)).to.be.an('object');
     expect(new Webhook(hook.body.secret).verify(during.body, during.headers as Record<string, string>)).to.be.an('object');
-    await api.knex('webhooks').where({ id: hook.body.id }).update({ rotation_window_ends_at: new Date(Date.now() - 1000) });
+    await api
+      .knex('webhooks')
+      .where({ id: hook.body.id })
+      .update({ rotation_window_ends_at: new Date(Date.now() - 1000) });
     await runAgent();
     const after = (await until('rotate', 2))[1];
     expect(String(after.headers['webhook-signature']).split(' ')).to.have.length(1);
@@ -156,7 +168,15 @@ describe('webhooks', function () {
   });
 
   it('refuses URLs that are not HTTPS or point at private, loopback, link-local or reserved addresses', async () => {
-    for (const url of ['http://example.com/hook', 'https://localhost/hook', 'https://app.localhost/hook', 'https://10.1.2.3/hook', 'https://169.254.169.254/latest', 'https://[::1]/hook', 'https://100.64.0.1/x']) {
+    for (const url of [
+      'http://example.com/hook',
+      'https://localhost/hook',
+      'https://app.localhost/hook',
+      'https://10.1.2.3/hook',
+      'https://169.254.169.254/latest',
+      'https://[::1]/hook',
+      'https://100.64.0.1/x',
+    ]) {
       const res = await create({ url });
       expectProblem(res, 400, 'blocked_url');
     }
@@ -171,7 +191,8 @@ describe('webhooks', function () {
     expectProblem(await org.client.patch(`/api/webhooks/${hook.body.id}`, { secret: 'whsec_x' }), 400, 'validation_failed');
     await org.client.post(`/api/webhooks/${hook.body.id}/test`);
     await until('patch', 1);
-    for (let i = 0; i < 50 && (await api.knex('webhook_deliveries').where({ webhook_id: hook.body.id })).length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 50 && (await api.knex('webhook_deliveries').where({ webhook_id: hook.body.id })).length === 0; i++)
+      await new Promise((r) => setTimeout(r, 100));
     expect((await org.client.delete(`/api/webhooks/${hook.body.id}`)).status).to.equal(204);
     expect(await api.knex('webhook_deliveries').where({ webhook_id: hook.body.id })).to.have.length(0);
     expectProblem(await org.client.get(`/api/webhooks/${hook.body.id}`), 404, 'not_found');
@@ -215,7 +236,12 @@ describe('webhooks', function () {
         secret_enc: encryptSecret(Buffer.from(TEST_SECRETS_KEY, 'base64'), 'whsec_x'),
       }));
     await api.knex('webhooks').insert([...rows('space', 19), ...rows('org', 20)]);
-    const twentieth = await fresh.client.post('/api/webhooks', { level: 'space', spaceId: fresh.defaultSpaceId, url: hookUrl('limit'), events: ['run.success'] });
+    const twentieth = await fresh.client.post('/api/webhooks', {
+      level: 'space',
+      spaceId: fresh.defaultSpaceId,
+      url: hookUrl('limit'),
+      events: ['run.success'],
+    });
     expect(twentieth.status).to.equal(201);
     const more = await fresh.client.post('/api/webhooks', { level: 'space', spaceId: fresh.defaultSpaceId, url: hookUrl('limit'), events: ['run.success'] });
     expectProblem(more, 409, 'webhook_limit_reached');

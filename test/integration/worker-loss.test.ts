@@ -195,9 +195,7 @@ describe('runs that lose their worker', function () {
     }
     const done = await org.client.get(`/api/runs/${id}?wait=60`);
     expect(done.body.status).to.equal('failed');
-    expect(done.body.error).to.equal(
-      'The run lost its worker 2 times (each stopped responding for 10 s before the run finished); RUN_MAX_WORKER_LOSSES is 2',
-    );
+    expect(done.body.error).to.equal('The run lost its worker 2 times (each stopped responding for 10 s before the run finished); RUN_MAX_WORKER_LOSSES is 2');
     // The first turn was sent by each of the two lost attempts, never by the one that judged the run.
     expect(requestsFor('resume-losses')).to.have.length(2);
     expect((await logsOf(id)).filter((l) => l.kind === 'resume')).to.have.length(1);

@@ -15,7 +15,12 @@ describe('workflow bundle cache', function () {
   const dir = path.join(PROJECT_ROOT, 'node_modules', '.cache', `bundle-test-${process.pid}`);
   const entry = path.join(dir, 'workflows.js');
   const helper = path.join(dir, 'greeting.js');
-  const spec: BundleSpec = { workflowsPath: entry, workflowInterceptorModules: [], devtool: 'inline-nosources-cheap-module-source-map', sdk: `test-${process.pid}` };
+  const spec: BundleSpec = {
+    workflowsPath: entry,
+    workflowInterceptorModules: [],
+    devtool: 'inline-nosources-cheap-module-source-map',
+    sdk: `test-${process.pid}`,
+  };
   const log = createLogger('silent', 'bundle-test');
 
   before(() => {

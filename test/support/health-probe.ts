@@ -36,7 +36,11 @@ parentPort.on('message', () => { stopping = true; });
  * and the probes. With `repeatForMs`, `fn` runs again until that long has passed, so that
  * probes overlap it even when it is quick.
  */
-export async function whileProbingHealth<T>(apiUrl: string, fn: () => Promise<T>, opts: { repeatForMs?: number } = {}): Promise<{ result: T; probes: Probe[] }> {
+export async function whileProbingHealth<T>(
+  apiUrl: string,
+  fn: () => Promise<T>,
+  opts: { repeatForMs?: number } = {},
+): Promise<{ result: T; probes: Probe[] }> {
   const worker = new Worker(PROBER, { eval: true, workerData: { url: `${apiUrl}/api/health` } });
   const messages: Array<{ ready?: boolean; probes?: Probe[]; error?: Error }> = [];
   let wake: () => void = () => {};

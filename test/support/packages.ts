@@ -54,8 +54,23 @@ export async function importAgent(client: Client, spec: AgentSpec): Promise<void
 }
 
 /** Imports an integration package with these `auths` (SPEC 2.12) and any other manifest fields in `extra` (e.g. `_meta`). */
-export async function importIntegration(client: Client, name: string, displayName: string, auths: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<void> {
-  await importManifest(client, { name, version: '1.0.0', type: 'integration', schema_version: '0.3', display_name: displayName, description: 'x', ...extra, auths });
+export async function importIntegration(
+  client: Client,
+  name: string,
+  displayName: string,
+  auths: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
+  await importManifest(client, {
+    name,
+    version: '1.0.0',
+    type: 'integration',
+    schema_version: '0.3',
+    display_name: displayName,
+    description: 'x',
+    ...extra,
+    auths,
+  });
 }
 
 /** A `custom` auth whose one credential, `field`, goes to `uris` as `Authorization: <prefix><field>`. */

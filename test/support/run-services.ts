@@ -59,6 +59,14 @@ export async function startRunServices(options: ServiceOptions & { output: Recor
 
 /** Makes `model` the default model of the client's organization (`fields` add to or replace the defaults: costs, another model name). */
 export async function addFakeModel(client: Client, model: FakeModel, fields: Record<string, unknown> = {}): Promise<void> {
-  const res = await client.post('/api/models', { name: 'fake', provider: 'openai-compatible', baseUrl: model.url, model: 'fake-1', apiKey: 'sk-test', isDefault: true, ...fields });
+  const res = await client.post('/api/models', {
+    name: 'fake',
+    provider: 'openai-compatible',
+    baseUrl: model.url,
+    model: 'fake-1',
+    apiKey: 'sk-test',
+    isDefault: true,
+    ...fields,
+  });
   if (res.status !== 201) throw new Error(`model create failed: ${res.status} ${res.text}`);
 }

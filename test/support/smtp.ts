@@ -50,7 +50,9 @@ export class SmtpReceiver {
             this.refused.push(code);
             return cb(Object.assign(new Error(code >= 500 ? 'Mailbox unavailable' : 'Try again later'), { responseCode: code }));
           }
-          const raw = Buffer.concat(chunks).toString('utf8').replace(/=\r?\n/g, '');
+          const raw = Buffer.concat(chunks)
+            .toString('utf8')
+            .replace(/=\r?\n/g, '');
           this.received.push({
             from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
             to: session.envelope.rcptTo.map((r) => r.address),

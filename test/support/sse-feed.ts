@@ -52,7 +52,11 @@ export class Feed {
       const hit = this.frames.find(pred);
       if (hit) return hit;
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`no ${what} within ${ms} ms; got ${JSON.stringify(this.frames.map((f) => [f.event, f.data?.id ?? f.data?.runId, f.data?.message ?? f.data?.status]))}`);
+      if (left <= 0)
+        throw new Error(
+          `no ${what} within ${ms} ms; \
+got ${JSON.stringify(this.frames.map((f) => [f.event, f.data?.id ?? f.data?.runId, f.data?.message ?? f.data?.status]))}`,
+        );
       await new Promise<void>((r) => {
         const t = setTimeout(r, left);
         this.waiters.push(() => {

@@ -56,7 +56,10 @@ describe('architecture (issue 29)', () => {
 
   it('every route folder registers its routes through its own index.ts', () => {
     const routesDir = path.join(PROJECT_ROOT, 'api/routes');
-    const slices = fs.readdirSync(routesDir, { withFileTypes: true }).filter((d) => d.isDirectory()).map((d) => d.name);
+    const slices = fs
+      .readdirSync(routesDir, { withFileTypes: true })
+      .filter((d) => d.isDirectory())
+      .map((d) => d.name);
     expect(slices.length).to.be.greaterThan(20);
     const problems: string[] = [];
     for (const slice of slices) {
@@ -70,7 +73,8 @@ describe('architecture (issue 29)', () => {
       const reached = reachableFrom([index]);
       for (const file of graph.keys()) {
         if (sliceOf(file) !== slice || reached.has(file)) continue;
-        if (/\bdefineRoute\s*[<(]/.test(fs.readFileSync(path.join(PROJECT_ROOT, file), 'utf8'))) problems.push(`${file}: defines a route its index.ts does not register`);
+        if (/\bdefineRoute\s*[<(]/.test(fs.readFileSync(path.join(PROJECT_ROOT, file), 'utf8')))
+          problems.push(`${file}: defines a route its index.ts does not register`);
       }
     }
     const table = (graph.get('api/routes/index.ts') ?? []).filter((f) => f.startsWith('api/routes/') && !/^api\/routes\/[^/]+\/index\.ts$/.test(f));
@@ -83,5 +87,26 @@ describe('architecture (issue 29)', () => {
     const reached = [...reachableFrom(shared)].filter((f) => /^(api|activities|workflows)\//.test(f));
     const direct = shared.flatMap((f) => (graph.get(f) ?? []).filter((t) => reached.includes(t)).map((t) => `${f} -> ${t}`));
     expect(reached, `reached from shared/: ${direct.join(', ') || reached.join(', ')}`).to.deep.equal([]);
+  });
+
+  it('no source line is longer than the formatter width in biome.json, strings and templates included', () => {
+    const width = (JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'biome.json'), 'utf8')) as { formatter: { lineWidth: number } }).formatter.lineWidth;
+    expect(width).to.equal(160);
+    const folders = ['api', 'workflows', 'activities', 'workers', 'shared', 'temporal', 'test'];
+    const files = folders.flatMap((folder) =>
+      (fs.readdirSync(path.join(PROJECT_ROOT, folder), { recursive: true }) as string[])
+        .filter((f) => /\.(ts|mjs|cjs|js|css)$/.test(f) && !f.split(path.sep).includes('node_modules') && !f.includes(`bench${path.sep}results`))
+        .map((f) => path.join(folder, f)),
+    );
+    expect(files.length).to.be.greaterThan(500);
+    const long: string[] = [];
+    for (const file of [...files, 'start.ts']) {
+      fs.readFileSync(path.join(PROJECT_ROOT, file), 'utf8')
+        .split('\n')
+        .forEach((line, i) => {
+          if (line.length > width) long.push(`${file}:${i + 1} (${line.length})`);
+        });
+    }
+    expect(long, `lines over ${width} characters:\n${long.join('\n')}`).to.deep.equal([]);
   });
 });

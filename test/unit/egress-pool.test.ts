@@ -28,7 +28,15 @@ describe('egress connection pools (credential delivery)', () => {
   const limits = { max_request_bytes: 1_000_000, max_response_bytes: 1_000_000 };
   const target = () => {
     const uris = [`${base}/**`];
-    const auth: IntegrationAuth = { key: 'main', type: 'custom', credentialsSchema: {}, fields: ['token'], connect: 'fields', authorizedUris: uris, delivery: { in: 'header', name: 'Authorization', prefix: 'Bearer ' } };
+    const auth: IntegrationAuth = {
+      key: 'main',
+      type: 'custom',
+      credentialsSchema: {},
+      fields: ['token'],
+      connect: 'fields',
+      authorizedUris: uris,
+      delivery: { in: 'header', name: 'Authorization', prefix: 'Bearer ' },
+    };
     return { auth, credential: { token: 'pool-token-123' }, connection: { integration_version: '1.0.0', authorized_uris: uris } };
   };
   /** The instance allows 127.0.0.1 (and the auth names it): the local target may be reached. */

@@ -23,13 +23,18 @@ setTimeout(() => clearInterval(timer), 7500);
 
 /** The child's lines: the burst, then one sample a second for 7 s. */
 async function samples(release: boolean): Promise<{ burst: number; gcExposed: string; idle: number[] }> {
-  const proc = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--input-type=module', '-e', child(release)], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', '--input-type=module', '-e', child(release)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
   proc.stdout.on('data', (c: Buffer) => {
     out += c.toString();
   });
   await new Promise((resolve) => proc.once('exit', resolve));
-  const [first, ...rest] = out.trim().split('\n').map((l) => JSON.parse(l) as { burst?: number; idle?: number; gcExposed?: string });
+  const [first, ...rest] = out
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { burst?: number; idle?: number; gcExposed?: string });
   return { burst: first.burst!, gcExposed: first.gcExposed!, idle: rest.map((l) => l.idle!) };
 }
 
@@ -40,7 +45,10 @@ describe('idle memory release', () => {
     const MB = 1024 * 1024;
     for (const run of [released, kept]) expect(run.burst, 'the burst grew the young generation').to.be.greaterThan(16 * MB);
     expect(released.gcExposed, 'gc stays out of the global scope').to.equal('undefined');
-    expect(released.idle.slice(0, 2).every((b) => b > 16 * MB), 'kept while the burst is recent').to.equal(true);
+    expect(
+      released.idle.slice(0, 2).every((b) => b > 16 * MB),
+      'kept while the burst is recent',
+    ).to.equal(true);
     // Two quiet 2-second windows after the one holding the burst: released by 6 s.
     expect(released.idle[6], 'released after 7 s').to.be.lessThan(2 * MB);
     expect(kept.idle[6], 'without it, still held after 7 s').to.be.greaterThan(16 * MB);

@@ -14,7 +14,10 @@ function answer(partial: Partial<LoginAnswer> = {}): LoginAnswer {
 
 /** undefined when every condition holds, else the first failing one. */
 function check(conditions: string[] | undefined, a: LoginAnswer): string | undefined {
-  return failedCriterion(conditions?.map((condition) => ({ condition })), a);
+  return failedCriterion(
+    conditions?.map((condition) => ({ condition })),
+    a,
+  );
 }
 
 describe('integration login success criteria', () => {

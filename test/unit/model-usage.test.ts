@@ -33,7 +33,10 @@ describe('model usage rules', () => {
     // Priced at the input price for every input token, cache reads and writes too.
     expect(pricedUsage(prices, usageOf('anthropic', answer)!)).to.deep.equal({ inputTokens: 2105, outputTokens: 7, costUsd: 0.00642 });
     // Without prompt caching the fields are absent (or null).
-    expect(usageOf('anthropic', { usage: { input_tokens: 9, cache_creation_input_tokens: null, output_tokens: 4 } })).to.deep.equal({ inputTokens: 9, outputTokens: 4 });
+    expect(usageOf('anthropic', { usage: { input_tokens: 9, cache_creation_input_tokens: null, output_tokens: 4 } })).to.deep.equal({
+      inputTokens: 9,
+      outputTokens: 4,
+    });
   });
 
   it('Anthropic streams: message_start names the input, message_delta the running output; each event only what it carries', () => {
@@ -43,13 +46,28 @@ describe('model usage rules', () => {
     expect(usageOf('anthropic', delta)).to.deep.equal({ outputTokens: 6 });
     expect(usageOf('anthropic', { type: 'content_block_delta', delta: { type: 'text_delta', text: 'x' } })).to.equal(undefined);
     // Merged in order, as the LLM proxy reads a stream.
-    expect(pricedUsage(prices, { ...usageOf('anthropic', start), ...usageOf('anthropic', delta) })).to.deep.equal({ inputTokens: 43, outputTokens: 6, costUsd: 0.000219 });
+    expect(pricedUsage(prices, { ...usageOf('anthropic', start), ...usageOf('anthropic', delta) })).to.deep.equal({
+      inputTokens: 43,
+      outputTokens: 6,
+      costUsd: 0.000219,
+    });
   });
 
   it('counts 0 for a token count that is not a whole non-negative number, and prices a cost that is not a number', () => {
-    expect(usageOf('openai-compatible', { usage: { prompt_tokens: '12', completion_tokens: -4, cost: 'free' } })).to.deep.equal({ inputTokens: 0, outputTokens: 0, costUsd: null });
-    expect(usageOf('openai-compatible', { usage: { prompt_tokens: 1.5, completion_tokens: 2, cost: -1 } })).to.deep.equal({ inputTokens: 0, outputTokens: 2, costUsd: null });
-    expect(usageOf('anthropic', { usage: { input_tokens: 2, cache_read_input_tokens: -100, output_tokens: 1 } })).to.deep.equal({ inputTokens: 2, outputTokens: 1 });
+    expect(usageOf('openai-compatible', { usage: { prompt_tokens: '12', completion_tokens: -4, cost: 'free' } })).to.deep.equal({
+      inputTokens: 0,
+      outputTokens: 0,
+      costUsd: null,
+    });
+    expect(usageOf('openai-compatible', { usage: { prompt_tokens: 1.5, completion_tokens: 2, cost: -1 } })).to.deep.equal({
+      inputTokens: 0,
+      outputTokens: 2,
+      costUsd: null,
+    });
+    expect(usageOf('anthropic', { usage: { input_tokens: 2, cache_read_input_tokens: -100, output_tokens: 1 } })).to.deep.equal({
+      inputTokens: 2,
+      outputTokens: 1,
+    });
     expect(usageOf('anthropic', 'not an answer')).to.equal(undefined);
   });
 

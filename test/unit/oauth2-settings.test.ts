@@ -49,8 +49,17 @@ describe('OAuth 2 provider settings', () => {
   });
 
   it('still reads the DESIGN.md 7 oauth2 block (client_secret_basic)', () => {
-    const [auth] = authsOf({ auths: { a: { type: 'oauth2', oauth2: { authorization_url: 'https://x.example/a', token_url: 'https://x.example/t', scopes: ['s'], pkce: false } } } });
-    expect(auth.oauth2).to.deep.include({ authorizationUrl: 'https://x.example/a', tokenUrl: 'https://x.example/t', scopes: ['s'], scopeSeparator: ' ', pkce: false, tokenEndpointAuthMethod: 'client_secret_basic' });
+    const [auth] = authsOf({
+      auths: { a: { type: 'oauth2', oauth2: { authorization_url: 'https://x.example/a', token_url: 'https://x.example/t', scopes: ['s'], pkce: false } } },
+    });
+    expect(auth.oauth2).to.deep.include({
+      authorizationUrl: 'https://x.example/a',
+      tokenUrl: 'https://x.example/t',
+      scopes: ['s'],
+      scopeSeparator: ' ',
+      pkce: false,
+      tokenEndpointAuthMethod: 'client_secret_basic',
+    });
   });
 
   it('authenticates the client as the auth says', () => {

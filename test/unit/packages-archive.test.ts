@@ -26,7 +26,10 @@ describe('package archives', () => {
   });
 
   it('writes archives that read back identically, byte-for-byte stable', async () => {
-    const files = { 'b.txt': { encoding: 'utf8' as const, content: 'b' }, 'a.bin': { encoding: 'base64' as const, content: randomBytes(64).toString('base64') } };
+    const files = {
+      'b.txt': { encoding: 'utf8' as const, content: 'b' },
+      'a.bin': { encoding: 'base64' as const, content: randomBytes(64).toString('base64') },
+    };
     const one = await writeArchive(files);
     expect(await readArchive(one)).to.deep.equal(files);
     expect((await writeArchive(files)).equals(one)).to.equal(true);

@@ -32,7 +32,9 @@ describe('package manifests', () => {
     const { display_name: _d, ...noDisplay } = skillManifest('@a/x');
     expect(fieldsOf(noDisplay)).to.deep.equal(['manifest.display_name']);
     expect(fieldsOf(skillManifest('@a/x', '1.0.0', { timeout: 0 }))).to.deep.equal(['manifest.timeout']);
-    expect(fieldsOf(skillManifest('@a/x', '1.0.0', { dependencies: { skills: { '@a/y': 'not a range!' } } }))).to.deep.equal(['manifest.dependencies.skills.@a/y']);
+    expect(fieldsOf(skillManifest('@a/x', '1.0.0', { dependencies: { skills: { '@a/y': 'not a range!' } } }))).to.deep.equal([
+      'manifest.dependencies.skills.@a/y',
+    ]);
   });
 
   it('wants object-type input and output schemas that compile', () => {
@@ -100,13 +102,19 @@ describe('package manifests', () => {
     expect(fieldsOf(oauth({ token_endpoint: undefined }))).to.deep.equal(['manifest.auths.main.token_endpoint']);
     expect(fieldsOf(oauth({ token_endpoint: 'ftp://example.com/token' }))).to.deep.equal(['manifest.auths.main.token_endpoint']);
     expect(fieldsOf(oauth({ default_scopes: 'read' }))).to.deep.equal(['manifest.auths.main.default_scopes']);
-    expect(fieldsOf(oauth({ _meta: { 'dev.appstrate/oauth': { scope_separator: '' } } }))).to.deep.equal(['manifest.auths.main._meta.dev.appstrate/oauth.scope_separator']);
+    expect(fieldsOf(oauth({ _meta: { 'dev.appstrate/oauth': { scope_separator: '' } } }))).to.deep.equal([
+      'manifest.auths.main._meta.dev.appstrate/oauth.scope_separator',
+    ]);
     expect(fieldsOf(oauth({ authorization_params: { access_type: 'offline', redirect_uri: 'https://evil.example/cb' } }))).to.deep.equal([
       'manifest.auths.main.authorization_params.redirect_uri',
     ]);
-    expect(fieldsOf(oauth({ oauth2: { authorization_url: 'https://example.com/a', token_url: 'https://example.com/t' } }))).to.deep.equal(['manifest.auths.main.oauth2']);
+    expect(fieldsOf(oauth({ oauth2: { authorization_url: 'https://example.com/a', token_url: 'https://example.com/t' } }))).to.deep.equal([
+      'manifest.auths.main.oauth2',
+    ]);
     // Only an issuer (discovery): imports, and cannot connect until endpoints are given.
-    expect(validateManifest(oauth({ authorization_endpoint: undefined, token_endpoint: undefined, issuer: 'https://accounts.example.com' })).type).to.equal('integration');
+    expect(validateManifest(oauth({ authorization_endpoint: undefined, token_endpoint: undefined, issuer: 'https://accounts.example.com' })).type).to.equal(
+      'integration',
+    );
   });
 
   it('picks exact versions, latest and ranges', () => {

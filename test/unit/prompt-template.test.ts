@@ -31,15 +31,20 @@ describe('prompt templates', () => {
   });
 
   it('renders with HTML escaping off and values as plain Mustache writes them', () => {
-    const out = renderPrompt('{{input.topic}} | {{{input.topic}}} | {{runId}} | {{input.n}} | {{input}} | {{checkpoint}} | {{missing}}|', view({
-      input: { topic: 'R&D <"quotes"> \'x\'', n: 42 },
-      checkpoint: ['one', 'two'],
-    }));
+    const out = renderPrompt(
+      '{{input.topic}} | {{{input.topic}}} | {{runId}} | {{input.n}} | {{input}} | {{checkpoint}} | {{missing}}|',
+      view({
+        input: { topic: 'R&D <"quotes"> \'x\'', n: 42 },
+        checkpoint: ['one', 'two'],
+      }),
+    );
     expect(out).to.equal('R&D <"quotes"> \'x\' | R&D <"quotes"> \'x\' | run_1 | 42 | [object Object] | one,two | |');
   });
 
   it('renders what the input holds as text: a value is never a template', () => {
-    expect(renderPrompt('[{{input.topic}}]', view({ input: { topic: '{{runId}} {{#memories}}x{{/memories}}' } }))).to.equal('[{{runId}} {{#memories}}x{{/memories}}]');
+    expect(renderPrompt('[{{input.topic}}]', view({ input: { topic: '{{runId}} {{#memories}}x{{/memories}}' } }))).to.equal(
+      '[{{runId}} {{#memories}}x{{/memories}}]',
+    );
   });
 
   it('stops a render that would blow up (nested sections over the view lists)', () => {
@@ -53,23 +58,24 @@ describe('prompt templates', () => {
   });
 
   it('walks sections of the view', () => {
-    const template = '{{#memories}}- {{content}} ({{createdAt}})\n{{/memories}}{{^history}}first run{{/history}}{{#checkpoint}}[{{.}}]{{/checkpoint}}{{#uploads}}{{name}} at {{path}}{{/uploads}}';
+    const template =
+      '{{#memories}}- {{content}} ({{createdAt}})\n{{/memories}}{{^history}}first run{{/history}}{{#checkpoint}}[{{.}}]{{/checkpoint}}{{#uploads}}{{name}} ' +
+      'at {{path}}{{/uploads}}';
     const out = renderPrompt(
       template,
-      view({ memories: [{ content: 'likes tea', createdAt: 1700000000000 }], checkpoint: ['a', 'b'], uploads: [{ name: 'n.txt', path: '/workspace/input/doc/n.txt', size: 3, type: 'text/plain' }] }),
+      view({
+        memories: [{ content: 'likes tea', createdAt: 1700000000000 }],
+        checkpoint: ['a', 'b'],
+        uploads: [{ name: 'n.txt', path: '/workspace/input/doc/n.txt', size: 3, type: 'text/plain' }],
+      }),
     );
     expect(out).to.equal('- likes tea (1700000000000)\nfirst run[a][b]n.txt at /workspace/input/doc/n.txt');
   });
 
   it('lists the names a template reads, inside sections too', () => {
-    expect([...promptNamesUsed('{{input.topic}} {{#memories}}{{content}} {{history.0}}{{/memories}} {{^checkpoint}}x{{/checkpoint}} {{{runId}}} {{> partial}}')]).to.have.members([
-      'input',
-      'memories',
-      'content',
-      'history',
-      'checkpoint',
-      'runId',
-    ]);
+    expect([
+      ...promptNamesUsed('{{input.topic}} {{#memories}}{{content}} {{history.0}}{{/memories}} {{^checkpoint}}x{{/checkpoint}} {{{runId}}} {{> partial}}'),
+    ]).to.have.members(['input', 'memories', 'content', 'history', 'checkpoint', 'runId']);
   });
 
   it("leaves mustache's shared writer alone (no global escape change, no cached template)", () => {

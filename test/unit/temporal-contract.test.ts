@@ -102,7 +102,9 @@ describe('the Temporal contract boundary', () => {
 
   it('each starter starts a workflow by the name it is bundled under, with the signature named after it', () => {
     const found = starts();
-    expect([...new Set(found.map((s) => s.name))].sort(), 'the workflows the starters start are the ones checked above').to.deep.equal(Object.keys(signatures).sort());
+    expect([...new Set(found.map((s) => s.name))].sort(), 'the workflows the starters start are the ones checked above').to.deep.equal(
+      Object.keys(signatures).sort(),
+    );
     for (const { file, signature, name } of found) {
       expect(signature, `${file}: ${name}`).to.equal(`${name[0].toUpperCase()}${name.slice(1)}Workflow`);
       expect((bundled as Record<string, unknown>)[name], `${file}: ${name} is exported by workflows/index.ts`).to.equal(signatures[name as keyof Signatures]);

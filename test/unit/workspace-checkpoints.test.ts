@@ -123,11 +123,15 @@ describe('workspace checkpoints (issue 31)', () => {
         ['a file under .skills/', () => archive(rawHeader('.skills/x', '0')), /under \.skills\//],
         ['files past the disk ceiling', () => archive(rawHeader('big', '0', 2 * 1024 * 1024)), /larger than/],
         ['an archive cut short', () => rawHeader('f', '0', 100), /ends before/],
-        ['a damaged header', () => {
-          const h = rawHeader('f', '0');
-          h[0] = 'g'.charCodeAt(0);
-          return archive(h);
-        }, /checksum/],
+        [
+          'a damaged header',
+          () => {
+            const h = rawHeader('f', '0');
+            h[0] = 'g'.charCodeAt(0);
+            return archive(h);
+          },
+          /checksum/,
+        ],
       ];
       for (const [what, build, reason] of cases) {
         it(what, async () => {
@@ -167,7 +171,9 @@ describe('workspace checkpoints (issue 31)', () => {
       fs.writeFileSync(path.join(first, 'output', 'b.txt'), 'second command');
       fs.symlinkSync('/etc/passwd', path.join(first, 'out-link'));
       const five = await checkpoints.take(5);
-      expect(five?.logs.map((l) => l.message)).to.deep.equal(["The workspace's checkpoint leaves out what a resumed run would not find: out-link (a link out of /workspace)"]);
+      expect(five?.logs.map((l) => l.message)).to.deep.equal([
+        "The workspace's checkpoint leaves out what a resumed run would not find: out-link (a link out of /workspace)",
+      ]);
       checkpoints.settle(five!);
       await new Promise((r) => setTimeout(r, 50)); // the previous one is deleted in the background
       expect(await storage.list(checkpointsOf(RUN))).to.deep.equal([`${checkpointsOf(RUN)}5-1.tar`]);

@@ -23,7 +23,12 @@ export default definePage<AgentParams>({
     const { scope, name } = page.params;
     const version = page.form.get('version') || undefined;
     const agent = await resolveAgent(ctx.services.knex, org.id, space.id, scope, name, version);
-    if (!agent) return renderAgentPage(page, { version, errors: { '': `${scope}/${name}${version ? `@${version}` : ''} has no such published version in this space any more.` }, status: 404 });
+    if (!agent)
+      return renderAgentPage(page, {
+        version,
+        errors: { '': `${scope}/${name}${version ? `@${version}` : ''} has no such published version in this space any more.` },
+        status: 404,
+      });
     const spec = inputSpecOf(agent.manifest, true);
     const values = rawValuesFrom(spec, page.form);
     const refuse = (errors: Record<string, string>, status = 400) => renderAgentPage(page, { version: agent.version, values, errors, status });

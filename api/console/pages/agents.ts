@@ -25,7 +25,9 @@ export default definePage({
     const { data, hasMore } = await listAgents(page.ctx, PAGE_SIZE, offset);
     const rows = data.map((a) => {
       const href = agentPath(base, a.id);
-      const last = a.last_run ? html`<a href="${base}/runs/${a.last_run.id}">${statusBadge(a.last_run.status)}</a>` : html`<span class="muted">never run</span>`;
+      const last = a.last_run
+        ? html`<a href="${base}/runs/${a.last_run.id}">${statusBadge(a.last_run.status)}</a>`
+        : html`<span class="muted">never run</span>`;
       const integrations = a.dependencies.integrations.length;
       return html`<tr id="agent-${a.id.replace(/[^a-z0-9-]/g, '_')}">
 <td><a class="agent-link" href="${href}"><strong>${a.display_name ?? a.id}</strong></a><br><code class="muted">${a.id}</code></td>
@@ -40,10 +42,24 @@ export default definePage({
     });
     const pager =
       offset > 0 || hasMore
-        ? html`<nav class="pager" aria-label="Pages of agents">${offset > 0 ? html`<a rel="prev" href="${base}/agents?offset=${Math.max(0, offset - PAGE_SIZE)}">← Previous</a>` : ''}${hasMore ? html`<a rel="next" href="${base}/agents?offset=${offset + PAGE_SIZE}">Next →</a>` : ''}</nav>`
+        ? html`<nav class="pager" aria-label="Pages of agents">${
+            offset > 0
+              ? html`<a rel="prev" \
+href="${base}/agents?offset=${Math.max(0, offset - PAGE_SIZE)}">← Previous</a>`
+              : ''
+          }${
+            hasMore
+              ? html`<a rel="next" \
+href="${base}/agents?offset=${offset + PAGE_SIZE}">Next →</a>`
+              : ''
+          }</nav>`
         : '';
     const table = rows.length
-      ? html`<table class="data agents"><caption class="visually-hidden">Agents of this space</caption><thead><tr><th scope="col">Agent</th><th scope="col">Description</th><th scope="col">Latest version</th><th scope="col" class="num">Versions</th><th scope="col">Last run</th><th scope="col" class="num">Running</th><th scope="col" class="num">Integrations</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
+      ? html`<table class="data agents"><caption class="visually-hidden">Agents of this space</caption><thead><tr><th \
+scope="col">Agent</th><th scope="col">Description</th><th scope="col">Latest version</th><th scope="col" \
+class="num">Versions</th><th scope="col">Last run</th><th scope="col" class="num">Running</th><th scope="col" \
+class="num">Integrations</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>\
+<tbody>${rows}</tbody></table>`
       : html`<p class="empty">${offset ? 'No more agents.' : 'No agent in this space yet. Import one (POST /api/packages/import) and it shows here.'}</p>`;
     sendConsolePage(page, {
       title: 'Agents',

@@ -31,8 +31,10 @@ export const apiKeyPage = definePage<Params>({
     const creators = await keyCreators(knex, [key]);
     const reveal = secret
       ? html`<section class="reveal" aria-labelledby="secret-heading"><h2 id="secret-heading">Your new key</h2>
-<p><code id="api-key-secret" class="secret-value">${secret}</code> <button type="button" class="small secondary" data-controller="copy" data-copy-target="api-key-secret">Copy key</button></p>
-<p class="help">Shown this once: store it now. Send it as <code>Authorization: Bearer …</code>; it acts in ${space.name} as you, with at most the permissions below.</p></section>`
+<p><code id="api-key-secret" class="secret-value">${secret}</code> <button type="button" class="small secondary" \
+data-controller="copy" data-copy-target="api-key-secret">Copy key</button></p>
+<p class="help">Shown this once: store it now. Send it as <code>Authorization: Bearer …</code>; it acts \
+in ${space.name} as you, with at most the permissions below.</p></section>`
       : '';
     sendConsolePage(page, {
       title: `API key ${key.name}`,
@@ -48,7 +50,12 @@ export const apiKeyPage = definePage<Params>({
 <div><dt>Created by</dt><dd>${creators.get(key.created_by) ?? key.created_by}</dd></div>
 <div><dt>Created</dt><dd><time datetime="${key.created_at.toISOString()}">${formatTime(key.created_at)}</time></dd></div>
 <div><dt>Expires</dt><dd>${key.expires_at ? html`<time datetime="${key.expires_at.toISOString()}">${formatTime(key.expires_at)}</time>` : 'Never'}</dd></div>
-<div><dt>Last used</dt><dd>${key.last_used_at ? html`<time datetime="${key.last_used_at.toISOString()}">${formatTime(key.last_used_at)}</time>` : 'Not yet'}</dd></div>
+<div><dt>Last used</dt><dd>${
+        key.last_used_at
+          ? html`<time \
+datetime="${key.last_used_at.toISOString()}">${formatTime(key.last_used_at)}</time>`
+          : 'Not yet'
+      }</dd></div>
 </dl>
 </section>
 <h2>Permissions</h2>

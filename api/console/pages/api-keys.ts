@@ -35,9 +35,33 @@ function createForm(page: PageContext, f: KeyForm): Html {
 <h2 id="create-heading">Create a key</h2>
 ${errorSummary(f.errors, 'The key could not be created')}
 <form method="post" action="${page.space!.base}/api-keys" class="stack" aria-labelledby="create-heading">${csrfField(page)}
-${textField({ id: 'key-name', name: 'name', label: 'Name', value: f.name, required: true, help: 'What uses it, e.g. “billing service”.', error: f.errors?.['key-name'] })}
-${checkboxesField({ id: 'key-scopes', name: 'scopes', legend: 'Permissions', options: available.map((s) => ({ value: s, label: s })), checked: new Set(f.scopes ?? []), help: 'Only permissions you hold here are offered; none checked gives the key every one listed. A key never holds more than its creator does now.', error: f.errors?.['key-scopes'] })}
-${textField({ id: 'key-expires', name: 'expiresAt', label: 'Expires (UTC)', type: 'datetime-local', value: f.expiresAt, help: 'Empty: the key works until it is revoked.', error: f.errors?.['key-expires'] })}
+${textField({
+  id: 'key-name',
+  name: 'name',
+  label: 'Name',
+  value: f.name,
+  required: true,
+  help: 'What uses it, e.g. “billing service”.',
+  error: f.errors?.['key-name'],
+})}
+${checkboxesField({
+  id: 'key-scopes',
+  name: 'scopes',
+  legend: 'Permissions',
+  options: available.map((s) => ({ value: s, label: s })),
+  checked: new Set(f.scopes ?? []),
+  help: 'Only permissions you hold here are offered; none checked gives the key every one listed. A key never holds more than its ' + 'creator does now.',
+  error: f.errors?.['key-scopes'],
+})}
+${textField({
+  id: 'key-expires',
+  name: 'expiresAt',
+  label: 'Expires (UTC)',
+  type: 'datetime-local',
+  value: f.expiresAt,
+  help: 'Empty: the key works until it is revoked.',
+  error: f.errors?.['key-expires'],
+})}
 <div><button type="submit">Create key</button></div>
 </form>
 </section>`;
@@ -46,7 +70,12 @@ ${textField({ id: 'key-expires', name: 'expiresAt', label: 'Expires (UTC)', type
 async function renderKeysPage(page: PageContext, o: { form?: KeyForm; status?: number } = {}): Promise<void> {
   const { knex } = page.ctx.services;
   const { org, space, base } = page.space!;
-  const keys = (await liveApiKeys(knex, org.id, space.id).orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(MAX_ROWS)) as ApiKey[];
+  const keys = (await liveApiKeys(knex, org.id, space.id)
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(MAX_ROWS)) as ApiKey[];
   const creators = await keyCreators(knex, keys);
   const rows = keys.map(
     (k) => html`<tr id="key-${k.id}">
@@ -55,18 +84,28 @@ async function renderKeysPage(page: PageContext, o: { form?: KeyForm; status?: n
 <td>${k.scopes.length} <span class="muted">${k.scopes.slice(0, 3).join(', ')}${k.scopes.length > 3 ? ', …' : ''}</span></td>
 <td>${creators.get(k.created_by) ?? k.created_by}</td>
 <td>${k.expires_at ? html`<time datetime="${k.expires_at.toISOString()}">${formatTime(k.expires_at)}</time>` : html`<span class="muted">Never</span>`}</td>
-<td>${k.last_used_at ? html`<time datetime="${k.last_used_at.toISOString()}">${formatTime(k.last_used_at)}</time>` : html`<span class="muted">Not yet</span>`}</td>
+<td>${
+      k.last_used_at
+        ? html`<time \
+datetime="${k.last_used_at.toISOString()}">${formatTime(k.last_used_at)}</time>`
+        : html`<span class="muted">Not yet\
+</span>`
+    }</td>
 <td class="actions">${keyRevokeButton(page, k, 'small danger')}</td>
 </tr>`,
   );
   const table = rows.length
-    ? html`<table class="data"><caption class="visually-hidden">API keys in force, newest first</caption><thead><tr><th scope="col">Name</th><th scope="col">Key</th><th scope="col">Permissions</th><th scope="col">Created by</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${rows}</tbody></table>`
+    ? html`<table class="data"><caption class="visually-hidden">API keys in force, newest first</caption><thead><tr><th \
+scope="col">Name</th><th scope="col">Key</th><th scope="col">Permissions</th><th scope="col">Created by</th><th \
+scope="col">Expires</th><th scope="col">Last used</th><th scope="col"><span class="visually-hidden">Actions</span></th>\
+</tr></thead><tbody>${rows}</tbody></table>`
     : html`<p class="empty">No API key in this space yet.</p>`;
   sendConsolePage(page, {
     title: 'API keys',
     status: o.status,
     current: 'api-keys',
-    body: html`<p class="lead">Keys let programs call the API as the person who made them, in ${space.name} only, with at most the permissions checked. The key itself is shown once, when it is made.</p>
+    body: html`<p class="lead">Keys let programs call the API as the person who made them, in ${space.name} only, with \
+at most the permissions checked. The key itself is shown once, when it is made.</p>
 ${table}
 ${createForm(page, o.form ?? {})}`,
   });

@@ -26,7 +26,10 @@ export default definePage<{ jobId: string }>({
     const total = job.total ?? 0;
     const done = job.status === 'completed';
     const failures = job.failures.length
-      ? html`<h2>Failures</h2><ul>${job.failures.map((f) => html`<li><a href="${base}/runs/${f.runId}"><code>${f.runId}</code></a>: ${f.detail} <span class="muted">(${f.code})</span></li>`)}</ul>`
+      ? html`<h2>Failures</h2><ul>${job.failures.map(
+          (f) => html`<li><a href="${base}/runs/${f.runId}">\
+<code>${f.runId}</code></a>: ${f.detail} <span class="muted">(${f.code})</span></li>`,
+        )}</ul>`
       : '';
     sendConsolePage(page, {
       title: `${what} ${job.id}`,
@@ -34,8 +37,14 @@ export default definePage<{ jobId: string }>({
       crumbs: [{ label: 'Runs', href: back }, { label: `${what} ${job.id}` }],
       heading: html`<h1>${what}</h1>`,
       body: html`<div id="bulk-progress" data-live-region${done ? '' : html` data-controller="refresh" data-every="1000" data-regions="bulk-progress"`}>
-<p class="lead" id="bulk-status">${STATUS[job.status] ?? job.status}${job.total !== null ? html`: ${job.processed} of ${total} run${total === 1 ? '' : 's'} handled` : ''}.</p>
-<progress id="bulk-bar" max="${Math.max(total, 1)}" value="${job.total === null ? 0 : job.processed}" aria-labelledby="bulk-status">${job.processed} of ${total}</progress>
+<p class="lead" id="bulk-status">${STATUS[job.status] ?? job.status}${
+        job.total !== null
+          ? html`: ${job.processed} \
+of ${total} run${total === 1 ? '' : 's'} handled`
+          : ''
+      }.</p>
+<progress id="bulk-bar" max="${Math.max(total, 1)}" value="${job.total === null ? 0 : job.processed}" \
+aria-labelledby="bulk-status">${job.processed} of ${total}</progress>
 <dl class="facts">
 <div><dt>${job.kind === 'cancel' ? 'Cancellation requested' : 'Launched'}</dt><dd data-field="succeeded">${job.succeeded}</dd></div>
 <div><dt>${job.kind === 'cancel' ? 'Already ended' : 'Skipped'}</dt><dd data-field="skipped">${job.skipped}</dd></div>

@@ -51,7 +51,9 @@ async function selection(page: PageContext, k: Kind, filters: RunFilters, now: n
   const runs = () => applyRunFilters(visibleRuns(page.ctx), filters, now).whereIn('r.status', statuses);
   const filter: BulkFilter = { status: statuses };
   if (filters.schedule || filters.endUser) {
-    const ids = (await runs().limit(BULK_MAX_IDS + 1).pluck('r.id')) as string[];
+    const ids = (await runs()
+      .limit(BULK_MAX_IDS + 1)
+      .pluck('r.id')) as string[];
     if (ids.length > BULK_MAX_IDS) return undefined;
     filter.ids = ids;
   }
@@ -78,7 +80,15 @@ function bulkPage(k: Kind): PageDef {
       const now = Number(page.form.get('at')) || Date.now();
       const chosen = Object.keys(errors).length ? undefined : await selection(page, k, filters, now);
       if (!chosen) {
-        setFlash(ctx, { kind: 'error', text: `Nothing was done: ${Object.keys(errors).length ? 'a filter is not valid' : `more than ${BULK_MAX_IDS} runs match a schedule or end-user filter; narrow the filters (agent, time)`}.` });
+        setFlash(ctx, {
+          kind: 'error',
+          text: `Nothing was done: ${
+            Object.keys(errors).length
+              ? 'a filter is not valid'
+              : `more than ${BULK_MAX_IDS} \
+runs match a schedule or end-user filter; narrow the filters (agent, time)`
+          }.`,
+        });
         return redirect(page, back);
       }
       if (!chosen.count) {
@@ -93,8 +103,16 @@ function bulkPage(k: Kind): PageDef {
           current: 'runs',
           crumbs: [{ label: 'Runs', href: back }, { label: `${k.verb} runs` }],
           body: html`<p class="lead">${k.explain}</p>
-<p>Runs covered: <strong>${chosen.count}</strong>${chosen.count >= BULK_MAX_RUNS ? ` (at most ${BULK_MAX_RUNS} in one job, the oldest first)` : ''}, matching ${describeFilters(filters)}.</p>
-<form method="post" action="${base}/runs/bulk-${k.kind}" class="inline-form">${csrfField(page)}${hidden}<input type="hidden" name="at" value="${now}"><input type="hidden" name="confirm" value="yes"><button type="submit" class="${k.kind === 'cancel' ? 'danger' : ''}">${what}</button></form> <a class="button secondary" href="${back}">Back to the runs</a>`,
+<p>Runs covered: <strong>${chosen.count}</strong>${
+            chosen.count >= BULK_MAX_RUNS
+              ? ` (at most ${BULK_MAX_RUNS} in one \
+job, the oldest first)`
+              : ''
+          }, matching ${describeFilters(filters)}.</p>
+<form method="post" action="${base}/runs/bulk-${k.kind}" class="inline-form">${csrfField(page)}${hidden}<input \
+type="hidden" name="at" value="${now}"><input type="hidden" name="confirm" value="yes"><button type="submit" \
+class="${k.kind === 'cancel' ? 'danger' : ''}">${what}</button></form> <a class="button secondary" href="${back}">Back \
+to the runs</a>`,
         });
       }
       const job = await createBulkJob(ctx.services.knex, ctx.services.workflows, { audience: runAudience(ctx), ...launcherOf(ctx) }, k.kind, chosen.filter);

@@ -32,16 +32,27 @@ export default definePage({
     const connectionId = page.form.get('connection') || undefined;
     const scopes = page.form.getAll('scope').filter(Boolean);
     const where = { orgId: org.id, spaceId: space.id, owner: connectionOwner(ctx) };
-    const link = await requestConnectLink(ctx.services.knex, ctx.services.config.publicUrl, where, integration, authKey, { connectionId, scopes: scopes.length ? scopes : undefined });
+    const link = await requestConnectLink(ctx.services.knex, ctx.services.config.publicUrl, where, integration, authKey, {
+      connectionId,
+      scopes: scopes.length ? scopes : undefined,
+    });
     const auth = integration.auths.find((a) => a.key === authKey)!;
     const verb = connectionId ? 'Reconnect' : 'Connect';
     sendConsolePage(page, {
       title: `${verb} ${integration.displayName}`,
       current: 'connections',
       crumbs: [{ label: 'Connections', href: `${base}/connections` }, { label: `${verb} ${integration.displayName}` }],
-      body: html`<p class="lead">Your link is ready. It opens ${connectHow(auth)} where you give ${integration.displayName} your details; they go to the service, never to this console.</p>
+      body: html`<p class="lead">Your link is ready. It opens ${connectHow(auth)} where you \
+give ${integration.displayName} your details; they go to the service, never to this console.</p>
 <p><a class="button" id="connect-link" href="${link.connect_url}" rel="noopener noreferrer">Continue to ${integration.displayName}</a></p>
-<p class="help">The link works once, until <time datetime="${link.expiresAt}">${formatTime(link.expiresAt)}</time>.${connectionId ? html` It refreshes <code>${connectionId}</code> in place, so runs and schedules that use it keep it.` : ''} Your connections page shows the result.</p>
+<p class="help">The link works once, until <time \
+datetime="${link.expiresAt}">${formatTime(link.expiresAt)}</time>.${
+        connectionId
+          ? html` It refreshes \
+<code>${connectionId}</code> in place, so runs and schedules that use it keep it.`
+          : ''
+      } Your connections page shows \
+the result.</p>
 <p><a href="${base}/connections">Back to your connections</a></p>`,
     });
   },

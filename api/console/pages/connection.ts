@@ -21,12 +21,17 @@ export default definePage<{ connectionId: string }>({
     const [scope, name] = c.integration_package_id.split('/');
     const integration = await findIntegration(ctx.services.knex, org.id, space.id, scope, name);
     const displayName = integration?.displayName ?? c.integration_package_id;
-    const reconnect = integration && scopes.has('integrations:connect') ? connectButton(page, { integration, authKey: c.auth_key, connectionId: c.id, className: c.needs_reconnection ? '' : 'secondary' }) : '';
+    const reconnect =
+      integration && scopes.has('integrations:connect')
+        ? connectButton(page, { integration, authKey: c.auth_key, connectionId: c.id, className: c.needs_reconnection ? '' : 'secondary' })
+        : '';
     const remove = scopes.has('integrations:disconnect')
       ? actionButton(page, { action: `${base}/connections/${c.id}/delete`, label: 'Delete connection', className: 'danger', describedBy: 'delete-help' })
       : '';
     const stream = `/api/realtime/runs?orgId=${org.id}&spaceId=${space.id}&channels=connection_update`;
-    const live = scopes.has('runs:read') ? html` data-controller="stream-regions" data-stream="${stream}" data-events="connection_update" data-regions="connection-summary"` : '';
+    const live = scopes.has('runs:read')
+      ? html` data-controller="stream-regions" data-stream="${stream}" data-events="connection_update" data-regions="connection-summary"`
+      : '';
     sendConsolePage(page, {
       title: `${c.label} · ${displayName}`,
       current: 'connections',
@@ -45,13 +50,31 @@ export default definePage<{ connectionId: string }>({
 <div><dt>Created</dt><dd><time datetime="${c.created_at.toISOString()}">${formatTime(c.created_at)}</time></dd></div>
 <div><dt>Updated</dt><dd><time datetime="${c.updated_at.toISOString()}">${formatTime(c.updated_at)}</time></dd></div>
 </dl>
-${c.needs_reconnection ? html`<div class="alert" role="note"><strong>This connection stopped working.</strong> ${displayName} refused it; runs that need it are refused until you reconnect.</div>` : ''}
+${
+  c.needs_reconnection
+    ? html`<div class="alert" role="note"><strong>This connection stopped working.\
+</strong> ${displayName} refused it; runs that need it are refused until you reconnect.</div>`
+    : ''
+}
 </section>
 </div>
 <h2>Where its credential may go</h2>
-${c.authorized_uris?.length ? html`<ul class="plain">${c.authorized_uris.map((u) => html`<li><code>${u}</code></li>`)}</ul>` : html`<p class="note">Nowhere: reconnect to grant what the integration asks for now.</p>`}
+${
+  c.authorized_uris?.length
+    ? html`<ul class="plain">${c.authorized_uris.map(
+        (u) => html`<li><code>${u}</code>\
+</li>`,
+      )}</ul>`
+    : html`<p class="note">Nowhere: reconnect to grant what the integration asks for now.</p>`
+}
 <div class="run-actions start">${reconnect}${remove}</div>
-${remove ? html`<p class="help" id="delete-help">Deleting removes the stored credential. Schedules you created in this space whose agent needs ${c.integration_package_id}, and which have no other usable connection, are disabled with the reason.</p>` : ''}`,
+${
+  remove
+    ? html`<p class="help" id="delete-help">Deleting removes the stored credential. Schedules you created in this \
+space whose agent needs ${c.integration_package_id}, and which have no other usable connection, are disabled with the \
+reason.</p>`
+    : ''
+}`,
     });
   },
 });

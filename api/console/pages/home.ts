@@ -23,13 +23,18 @@ export default definePage({
         const items = spaces.map(
           (s) => html`<li><a href="${spaceBase(o.id, s.id)}/overview">${s.name}</a> <span class="muted">${KIND[s.kind] ?? s.kind}</span></li>`,
         );
-        return html`<section class="card" aria-labelledby="org-${o.id}"><h2 id="org-${o.id}">${o.name}</h2><p class="muted">You are ${o.role === 'admin' ? 'an admin' : `a ${o.role}`} here.</p><ul class="space-list">${items}</ul></section>`;
+        return html`<section class="card" aria-labelledby="org-${o.id}"><h2 id="org-${o.id}">${o.name}</h2><p \
+class="muted">You are ${o.role === 'admin' ? 'an admin' : `a ${o.role}`} here.</p><ul class="space-list">${items}</ul>\
+</section>`;
       }),
     );
-    const empty = html`<p class="lead">You are not a member of any organization yet.</p><p>Create one with <code>POST /api/orgs</code>, or ask an owner to add you with your email address, ${page.user!.email}.</p>`;
+    const empty = html`<p class="lead">You are not a member of any organization yet.</p><p>Create one with <code>POST \
+/api/orgs</code>, or ask an owner to add you with your email address, ${page.user!.email}.</p>`;
     sendConsolePage(page, {
       title: 'Choose a space',
-      body: orgs.length ? html`<p class="lead">Runs, agents and keys live in a space of an organization. Pick one:</p><div class="cards">${sections}</div>` : empty,
+      body: orgs.length
+        ? html`<p class="lead">Runs, agents and keys live in a space of an organization. Pick one:</p><div class="cards">${sections}</div>`
+        : empty,
     });
   },
 });

@@ -4,7 +4,14 @@
 // (spaces:write, within what the person holds). An add refused shows the page again with the
 // reason beside the field; the others come back with what happened.
 import { ProblemError, problem } from '../../../shared/errors.ts';
-import { addOrgMemberByEmail, addSpaceMember, removeOrgMemberAs, removeSpaceMember, type SpaceManager, updateSpaceMember } from '../../../shared/identity/members.ts';
+import {
+  addOrgMemberByEmail,
+  addSpaceMember,
+  removeOrgMemberAs,
+  removeSpaceMember,
+  type SpaceManager,
+  updateSpaceMember,
+} from '../../../shared/identity/members.ts';
 import { isOrgAdmin } from '../../../shared/identity/tenancy.ts';
 import { ORG_ROLES, type OrgRole } from '../../../shared/permissions.ts';
 import { DEFAULT_RATE_LIMITS } from '../../rate-limits.ts';
@@ -35,7 +42,12 @@ async function flashRefusal(page: PageContext<unknown>, what: string, change: ()
  * API's `apiRoute`. `read` takes the form (a bad one throws: the error page) and returns the
  * change, made as the manager, which says what it did; a refusal is said on the members page.
  */
-function spaceMemberChange(action: string, apiRoute: string, what: string, read: (page: PageContext<UserParam>) => (by: SpaceManager) => Promise<string>): PageDef<UserParam> {
+function spaceMemberChange(
+  action: string,
+  apiRoute: string,
+  what: string,
+  read: (page: PageContext<UserParam>) => (by: SpaceManager) => Promise<string>,
+): PageDef<UserParam> {
   return definePage<UserParam>({
     method: 'post',
     path: `${PATH}/space/:userId/${action}`,

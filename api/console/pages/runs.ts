@@ -11,7 +11,16 @@ import { actionButton, csrfField, errorSummary, type FieldErrors, type Option, s
 import { type Html, html } from '../html.ts';
 import { sendConsolePage } from '../layout.ts';
 import { definePage, type PageContext } from '../page.ts';
-import { applyRunFilters, cancellableStatuses, FILTER_PARAMS, filterQuery, localValue, PERIODS, parseRunFilters, type RunFilters } from '../views/run-filters.ts';
+import {
+  applyRunFilters,
+  cancellableStatuses,
+  FILTER_PARAMS,
+  filterQuery,
+  localValue,
+  PERIODS,
+  parseRunFilters,
+  type RunFilters,
+} from '../views/run-filters.ts';
 import { launcherLabel, launcherNames, runRow, statusLabel } from '../views/runs.ts';
 
 const PAGE_SIZE = 50;
@@ -49,7 +58,11 @@ function filterForm(page: PageContext, f: RunFilters, errors: FieldErrors, optio
         name: 'schedule',
         label: 'Schedule',
         value: f.schedule ?? '',
-        options: [any, ...options.schedules.map((s) => ({ value: s.id, label: s.name })), ...(f.schedule && !options.schedules.some((s) => s.id === f.schedule) ? [{ value: f.schedule, label: f.schedule }] : [])],
+        options: [
+          any,
+          ...options.schedules.map((s) => ({ value: s.id, label: s.name })),
+          ...(f.schedule && !options.schedules.some((s) => s.id === f.schedule) ? [{ value: f.schedule, label: f.schedule }] : []),
+        ],
         error: errors['filter-schedule'],
       })
     : textField({ id: 'filter-schedule', name: 'schedule', label: 'Schedule id', value: f.schedule, placeholder: 'sch_…', error: errors['filter-schedule'] });
@@ -60,8 +73,22 @@ ${selectField({ id: 'filter-agent', name: 'agent', label: 'Agent', value: f.agen
 ${schedule}
 ${textField({ id: 'filter-endUser', name: 'endUser', label: 'End-user id', value: f.endUser, placeholder: 'eu_…', error: errors['filter-endUser'] })}
 ${selectField({ id: 'filter-period', name: 'period', label: 'Created', value: f.period ?? '', options: periods, error: errors['filter-period'] })}
-${textField({ id: 'filter-createdAfter', name: 'createdAfter', label: 'Created after (UTC)', type: 'datetime-local', value: f.createdAfter ? localValue(f.createdAfter) : '', error: errors['filter-createdAfter'] })}
-${textField({ id: 'filter-createdBefore', name: 'createdBefore', label: 'Created before (UTC)', type: 'datetime-local', value: f.createdBefore ? localValue(f.createdBefore) : '', error: errors['filter-createdBefore'] })}
+${textField({
+  id: 'filter-createdAfter',
+  name: 'createdAfter',
+  label: 'Created after (UTC)',
+  type: 'datetime-local',
+  value: f.createdAfter ? localValue(f.createdAfter) : '',
+  error: errors['filter-createdAfter'],
+})}
+${textField({
+  id: 'filter-createdBefore',
+  name: 'createdBefore',
+  label: 'Created before (UTC)',
+  type: 'datetime-local',
+  value: f.createdBefore ? localValue(f.createdBefore) : '',
+  error: errors['filter-createdBefore'],
+})}
 <div class="filter-actions"><button type="submit">Apply filters</button> <a href="${page.space!.base}/runs" class="button secondary">Clear</a></div>
 </form>`;
 }
@@ -73,11 +100,15 @@ ${textField({ id: 'filter-createdBefore', name: 'createdBefore', label: 'Created
 function bulkForms(page: PageContext, f: RunFilters, o: { live: number; total: number; filtered: boolean }): Html {
   const hidden = [...filterQuery(f)].map(([k, v]) => html`<input type="hidden" name="${k}" value="${v}">`);
   const form = (kind: string, label: string, className: string) =>
-    html`<form method="post" action="${page.space!.base}/runs/bulk-${kind}" class="inline-form">${csrfField(page)}${hidden}<button type="submit" class="${className}" aria-describedby="bulk-help">${label}</button></form>`;
+    html`<form method="post" action="${page.space!.base}/runs/bulk-${kind}" \
+class="inline-form">${csrfField(page)}${hidden}<button type="submit" class="${className}" \
+aria-describedby="bulk-help">${label}</button></form>`;
   const cancel = o.live ? form('cancel', `Cancel ${o.live} live run${o.live === 1 ? '' : 's'}`, 'danger') : '';
-  const replay = o.filtered && o.total && page.space!.scopes.has('agents:run') ? form('replay', `Replay ${o.total} run${o.total === 1 ? '' : 's'}…`, 'secondary') : '';
+  const replay =
+    o.filtered && o.total && page.space!.scopes.has('agents:run') ? form('replay', `Replay ${o.total} run${o.total === 1 ? '' : 's'}…`, 'secondary') : '';
   if (!cancel && !replay) return html``;
-  return html`<div class="bulk">${cancel}${replay}<span class="help" id="bulk-help">For every run these filters match; you confirm first, then follow the progress.</span></div>`;
+  return html`<div class="bulk">${cancel}${replay}<span class="help" id="bulk-help">For every run these filters match; \
+you confirm first, then follow the progress.</span></div>`;
 }
 
 function pager(page: PageContext, f: RunFilters, rows: Listed[], o: { hasMore: boolean; after?: string; before?: string }): Html {
@@ -87,7 +118,8 @@ function pager(page: PageContext, f: RunFilters, rows: Listed[], o: { hasMore: b
     return `${page.space!.base}/runs?${q}`;
   };
   const backward = o.before !== undefined;
-  const newer = rows.length && (o.after !== undefined || (backward && o.hasMore)) ? html`<a href="${link('endingBefore', rows[0].id)}" rel="prev">← Newer runs</a>` : '';
+  const newer =
+    rows.length && (o.after !== undefined || (backward && o.hasMore)) ? html`<a href="${link('endingBefore', rows[0].id)}" rel="prev">← Newer runs</a>` : '';
   const older = rows.length && (backward || o.hasMore) ? html`<a href="${link('startingAfter', rows[rows.length - 1].id)}" rel="next">Older runs →</a>` : '';
   return newer || older ? html`<nav class="pager" aria-label="Pages of runs">${newer}${older}</nav>` : html``;
 }
@@ -106,7 +138,14 @@ export default definePage({
     const base = () => applyRunFilters(visibleRuns(ctx), filters, now);
     let after = cursorOf(page.query.startingAfter);
     let before = after ? undefined : cursorOf(page.query.endingBefore);
-    const pageOf = () => cursorPage<Listed>(ctx, base().select(RUN_SELECT), { limit: PAGE_SIZE, startingAfter: after, endingBefore: before, key: 'r.id', createdAt: 'r.created_at' });
+    const pageOf = () =>
+      cursorPage<Listed>(ctx, base().select(RUN_SELECT), {
+        limit: PAGE_SIZE,
+        startingAfter: after,
+        endingBefore: before,
+        key: 'r.id',
+        createdAt: 'r.created_at',
+      });
     let listed: Awaited<ReturnType<typeof pageOf>>;
     try {
       listed = await pageOf();
@@ -120,7 +159,12 @@ export default definePage({
     const cancellable = cancellableStatuses(filters);
     const [[{ total }], live, options, names] = await Promise.all([
       base().count<{ total: string }[]>('* as total'),
-      canCancel && cancellable.length ? base().whereIn('r.status', cancellable).count<{ n: string }[]>('* as n').then((r) => Number(r[0].n)) : 0,
+      canCancel && cancellable.length
+        ? base()
+            .whereIn('r.status', cancellable)
+            .count<{ n: string }[]>('* as n')
+            .then((r) => Number(r[0].n))
+        : 0,
       filterOptions(page),
       launcherNames(knex, page.space!.org.id, listed.rows),
     ]);
@@ -130,7 +174,12 @@ export default definePage({
         run,
         launcherLabel(names, run),
         canCancel && !isTerminal(run.status)
-          ? actionButton(page, { action: `${page.space!.base}/runs/${run.id}/cancel`, label: 'Cancel', fields: { return: ctx.originalUrl }, className: 'small secondary' })
+          ? actionButton(page, {
+              action: `${page.space!.base}/runs/${run.id}/cancel`,
+              label: 'Cancel',
+              fields: { return: ctx.originalUrl },
+              className: 'small secondary',
+            })
           : html``,
       ),
     );
@@ -138,15 +187,22 @@ export default definePage({
     const filtered = FILTER_PARAMS.some((p) => page.query[p]);
     const stream = `/api/realtime/runs?orgId=${page.space!.org.id}&spaceId=${page.space!.space.id}&channels=run_update`;
     const table = rows.length
-      ? html`<table class="data runs"><caption class="visually-hidden">Runs, newest first</caption><thead><tr><th scope="col">Status</th><th scope="col">Run</th><th scope="col">Agent</th><th scope="col">Launched by</th><th scope="col">Created</th><th scope="col" class="num">Duration</th><th scope="col" class="num">Tokens</th><th scope="col" class="num">Cost</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody id="runs-rows">${rows}</tbody></table>`
-      : html`<p class="empty" id="runs-empty">${filtered ? 'No run matches these filters.' : 'No runs yet. Launch an agent (POST /api/agents/@scope/name/run) and it shows here at once.'}</p>`;
+      ? html`<table class="data runs"><caption class="visually-hidden">Runs, newest first</caption><thead><tr><th \
+scope="col">Status</th><th scope="col">Run</th><th scope="col">Agent</th><th scope="col">Launched by</th><th \
+scope="col">Created</th><th scope="col" class="num">Duration</th><th scope="col" class="num">Tokens</th><th scope="col" \
+class="num">Cost</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody \
+id="runs-rows">${rows}</tbody></table>`
+      : html`<p class="empty" id="runs-empty">${
+          filtered ? 'No run matches these filters.' : 'No runs yet. Launch an agent (POST /api/agents/@scope/name/run) and it shows here at once.'
+        }</p>`;
     sendConsolePage(page, {
       title: 'Runs',
       current: 'runs',
       body: html`${errorSummary(errors, 'Some filters could not be used')}
 ${filterForm(page, filters, errors, options)}
 <div id="runs-region" data-controller="live-runs" data-stream="${stream}">
-<div class="list-head"><p id="runs-count">${count.toLocaleString('en-US')} run${count === 1 ? '' : 's'}${filtered ? ' match these filters' : ' in this space'}</p>${bulkForms(page, filters, { live, total: count, filtered })}</div>
+<div class="list-head"><p id="runs-count">${count.toLocaleString('en-US')} \
+run${count === 1 ? '' : 's'}${filtered ? ' match these filters' : ' in this space'}</p>${bulkForms(page, filters, { live, total: count, filtered })}</div>
 ${table}
 ${pager(page, filters, listed.rows, { hasMore: listed.hasMore, after, before })}
 </div>

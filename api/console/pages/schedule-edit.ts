@@ -20,7 +20,12 @@ export default definePage<ScheduleParams>({
   async handler(page) {
     const s = await readSchedule(page);
     const spec = await scheduleSpec(page, s);
-    const values: ScheduleFormValues = { name: page.form.get('name') ?? '', cron: page.form.get('cron_expression') ?? '', timezone: page.form.get('timezone') ?? '', input: rawValuesFrom(spec, page.form) };
+    const values: ScheduleFormValues = {
+      name: page.form.get('name') ?? '',
+      cron: page.form.get('cron_expression') ?? '',
+      timezone: page.form.get('timezone') ?? '',
+      input: rawValuesFrom(spec, page.form),
+    };
     const read = readInputForm(spec, values.input);
     const errors = { ...scheduleFormErrors(values), ...read.errors };
     if (Object.keys(errors).length) return renderSchedulePage(page, { values, errors, status: 400 });
@@ -35,11 +40,20 @@ export default definePage<ScheduleParams>({
     }
     try {
       await updateSchedule(page.ctx, s.id, change);
-      setFlash(page.ctx, { kind: 'ok', text: `Saved: ${Object.keys(change).map((k) => k.replace('_expression', '')).join(', ')}.` });
+      setFlash(page.ctx, {
+        kind: 'ok',
+        text: `Saved: ${Object.keys(change)
+          .map((k) => k.replace('_expression', ''))
+          .join(', ')}.`,
+      });
       redirect(page, `${page.space!.base}/schedules/${s.id}`);
     } catch (err) {
       if (!(err instanceof ProblemError) || err.code === 'not_found') throw err;
-      return renderSchedulePage(page, { values, errors: err.code === 'validation_failed' ? scheduleErrorsOf(spec, err) : { '': err.detail }, status: err.status });
+      return renderSchedulePage(page, {
+        values,
+        errors: err.code === 'validation_failed' ? scheduleErrorsOf(spec, err) : { '': err.detail },
+        status: err.status,
+      });
     }
   },
 });

@@ -35,13 +35,25 @@ async function agentOf(page: PageContext, id: string | undefined): Promise<Resol
   return resolveAgent(page.ctx.services.knex, org.id, space.id, m[1], m[2]);
 }
 
-async function render(page: PageContext, o: { agent?: ResolvedAgent; values?: ScheduleFormValues; errors?: FieldErrors; status?: number; chooseError?: string }) {
+async function render(
+  page: PageContext,
+  o: { agent?: ResolvedAgent; values?: ScheduleFormValues; errors?: FieldErrors; status?: number; chooseError?: string },
+) {
   const base = page.space!.base;
   const crumbs = [{ label: 'Schedules', href: `${base}/schedules` }, { label: 'New schedule' }];
   if (!o.agent) {
     const agents = await schedulable(page);
     const body = agents.length
-      ? html`<form method="get" action="${base}/schedules/new" class="stack narrow" aria-label="Choose the agent">${selectField({ id: 'schedule-agent', name: 'agent', label: 'Agent', options: agents.map((a) => ({ value: a, label: a })), error: o.chooseError, help: 'Its latest published version runs at each tick.' })}<div><button type="submit">Continue</button></div></form>`
+      ? html`<form method="get" action="${base}/schedules/new" class="stack narrow" aria-label="Choose the \
+agent">${selectField({
+          id: 'schedule-agent',
+          name: 'agent',
+          label: 'Agent',
+          options: agents.map((a) => ({ value: a, label: a })),
+          error: o.chooseError,
+          help: 'Its latest published version runs at each tick.',
+        })}<div>\
+<button type="submit">Continue</button></div></form>`
       : html`<p class="empty">No agent with a published version in this space: publish one first.</p>`;
     return sendConsolePage(page, { title: 'New schedule', status: o.status, current: 'schedules', crumbs, body });
   }
@@ -52,9 +64,11 @@ async function render(page: PageContext, o: { agent?: ResolvedAgent; values?: Sc
     status: o.status,
     current: 'schedules',
     crumbs,
-    body: html`<p class="lead">Runs of <strong>${o.agent.fullName}</strong> (its latest version at each tick), as you, in this space. <a href="${base}/schedules/new">Another agent</a></p>
+    body: html`<p class="lead">Runs of <strong>${o.agent.fullName}</strong> (its latest version at each tick), as you, \
+in this space. <a href="${base}/schedules/new">Another agent</a></p>
 ${errorSummary(o.errors, 'The schedule was not created')}
-<form method="post" action="${base}/schedules/new" class="stack schedule-form" aria-label="New schedule">${csrfField(page)}<input type="hidden" name="agent" value="${o.agent.fullName}">
+<form method="post" action="${base}/schedules/new" class="stack schedule-form" aria-label="New \
+schedule">${csrfField(page)}<input type="hidden" name="agent" value="${o.agent.fullName}">
 ${scheduleFields(values, spec, o.errors ?? {})}
 <div><button type="submit">Create schedule</button> <a class="button secondary" href="${base}/schedules">Cancel</a></div>
 </form>`,
@@ -69,7 +83,11 @@ export const newSchedulePage = definePage({
   async handler(page) {
     const id = typeof page.query.agent === 'string' ? page.query.agent : undefined;
     const agent = await agentOf(page, id);
-    await render(page, { agent, chooseError: id && !agent ? `No agent ${id} with a published version in this space.` : undefined, status: id && !agent ? 404 : undefined });
+    await render(page, {
+      agent,
+      chooseError: id && !agent ? `No agent ${id} with a published version in this space.` : undefined,
+      status: id && !agent ? 404 : undefined,
+    });
   },
 });
 
@@ -83,14 +101,32 @@ export const createSchedulePage = definePage({
     const agent = await agentOf(page, page.form.get('agent') ?? undefined);
     if (!agent) return render(page, { chooseError: 'Choose an agent with a published version.', status: 400 });
     const spec = inputSpecOf(agent.manifest, false);
-    const values: ScheduleFormValues = { name: page.form.get('name') ?? '', cron: page.form.get('cron_expression') ?? '', timezone: page.form.get('timezone') ?? '', input: rawValuesFrom(spec, page.form) };
+    const values: ScheduleFormValues = {
+      name: page.form.get('name') ?? '',
+      cron: page.form.get('cron_expression') ?? '',
+      timezone: page.form.get('timezone') ?? '',
+      input: rawValuesFrom(spec, page.form),
+    };
     const read = readInputForm(spec, values.input);
     const errors = { ...scheduleFormErrors(values), ...read.errors };
     if (Object.keys(errors).length) return render(page, { agent, values, errors, status: 400 });
     const [scope, name] = agent.fullName.split('/');
     try {
-      const created = await createSchedule(page.ctx, scope, name, { name: values.name, cron_expression: values.cron, timezone: values.timezone.trim(), input: read.input });
-      setFlash(page.ctx, { kind: 'ok', text: `Schedule “${created.name}” created${created.next_run_at ? `: it first fires at ${created.next_run_at.slice(0, 16).replace('T', ' ')} UTC` : ''}.` });
+      const created = await createSchedule(page.ctx, scope, name, {
+        name: values.name,
+        cron_expression: values.cron,
+        timezone: values.timezone.trim(),
+        input: read.input,
+      });
+      setFlash(page.ctx, {
+        kind: 'ok',
+        text: `Schedule “${created.name}” created${
+          created.next_run_at
+            ? `: it first fires \
+at ${created.next_run_at.slice(0, 16).replace('T', ' ')} UTC`
+            : ''
+        }.`,
+      });
       redirect(page, `${page.space!.base}/schedules/${created.id}`);
     } catch (err) {
       if (!(err instanceof ProblemError) || err.code === 'not_found') throw err;

@@ -54,16 +54,25 @@ function actions(page: Page, s: ScheduleWithPackage, authority: ScheduleAuthorit
       : scopes.has('agents:run')
         ? actionButton(page, { action: `${at}/resume`, label: 'Resume' })
         : '';
-  const remove = scopes.has('schedules:delete') ? actionButton(page, { action: `${at}/delete`, label: 'Delete schedule', className: 'danger', describedBy: 'delete-help' }) : '';
-  return html`<div class="run-actions">${toggle}${remove}${remove ? html`<span class="visually-hidden" id="delete-help">Its runs stay, still naming it.</span>` : ''}</div>`;
+  const remove = scopes.has('schedules:delete')
+    ? actionButton(page, { action: `${at}/delete`, label: 'Delete schedule', className: 'danger', describedBy: 'delete-help' })
+    : '';
+  return html`<div class="run-actions">${toggle}${remove}${
+    remove
+      ? html`<span class="visually-hidden" \
+id="delete-help">Its runs stay, still naming it.</span>`
+      : ''
+  }</div>`;
 }
 
 function editSection(page: Page, s: ScheduleWithPackage, authority: ScheduleAuthority | undefined, spec: InputSpec, state: EditState): Html {
   const { scopes, base } = page.space!;
   if (authority !== 'creator') {
-    return html`<p class="note">Only the person who created this schedule can change what it runs or when: its runs execute as them.${authority === 'admin' ? ' As an admin of the space you can pause, resume or delete it.' : ''}</p>`;
+    return html`<p class="note">Only the person who created this schedule can change what it runs or when: its runs \
+execute as them.${authority === 'admin' ? ' As an admin of the space you can pause, resume or delete it.' : ''}</p>`;
   }
-  if (!scopes.has('schedules:write') || !scopes.has('agents:run')) return html`<p class="note">Changing it needs the schedules:write and agents:run permissions.</p>`;
+  if (!scopes.has('schedules:write') || !scopes.has('agents:run'))
+    return html`<p class="note">Changing it needs the schedules:write and agents:run permissions.</p>`;
   const values = state.values ?? { name: s.name, cron: s.cron_expression, timezone: s.timezone, input: rawValuesOf(spec, s.input, false) };
   return html`${errorSummary(state.errors, 'The schedule was not changed')}
 <form method="post" action="${base}/schedules/${s.id}" class="stack schedule-form" aria-labelledby="edit-heading">${csrfField(page)}
@@ -103,8 +112,13 @@ export async function renderSchedulePage(page: Page, state: EditState = {}): Pro
 </dl></section>
 <section aria-labelledby="firings-heading"><h2 id="firings-heading">Next five firings</h2>${firingsList(firings, s.timezone)}</section>
 <section aria-labelledby="ticks-heading"><h2 id="ticks-heading">Past ticks</h2>
-<p class="help">Ran: the tick's run was admitted. Refused: the tick could not start its run (limits, an input the agent no longer takes, a missing connection). Missed: the cron matched and no tick started (the schedule was paused, or the service was down past the five-minute catch-up window).</p>
-<figure class="ticks-figure">${tickStrip(ticks, firings)}<figcaption><ul class="legend" aria-label="Legend"><li><span class="swatch tick-ran" aria-hidden="true"></span>Ran</li><li><span class="swatch tick-refused" aria-hidden="true"></span>Refused</li><li><span class="swatch tick-missed" aria-hidden="true"></span>Missed</li><li><span class="swatch tick-next" aria-hidden="true"></span>Next firing</li></ul></figcaption></figure>
+<p class="help">Ran: the tick's run was admitted. Refused: the tick could not start its run (limits, an input the agent \
+no longer takes, a missing connection). Missed: the cron matched and no tick started (the schedule was paused, or the \
+service was down past the five-minute catch-up window).</p>
+<figure class="ticks-figure">${tickStrip(ticks, firings)}<figcaption><ul class="legend" aria-label="Legend"><li><span \
+class="swatch tick-ran" aria-hidden="true"></span>Ran</li><li><span class="swatch tick-refused" aria-hidden="true">\
+</span>Refused</li><li><span class="swatch tick-missed" aria-hidden="true"></span>Missed</li><li><span class="swatch \
+tick-next" aria-hidden="true"></span>Next firing</li></ul></figcaption></figure>
 ${tickTable(base, ticks, s.timezone, (run) => canReadRun(audience, run))}
 <p><a href="${base}/runs?${String(new URLSearchParams({ schedule: s.id }))}">Every run of this schedule →</a></p></section>
 <section aria-labelledby="edit-heading"><h2 id="edit-heading">Edit</h2>${editSection(page, s, authority, spec, state)}</section>`,

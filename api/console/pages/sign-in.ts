@@ -31,7 +31,8 @@ ${textField({ name: 'email', label: 'Email', type: 'email', autocomplete: 'usern
 ${textField({ name: 'password', label: 'Password', type: 'password', autocomplete: 'current-password', required: true, error: wrong })}
 <button type="submit">Sign in</button>
 </form>
-<p class="help">No account yet? The first owner is created with the bootstrap token <code>npm start</code> prints; others sign up through <code>POST /api/auth/sign-up/email</code> or are added by an organization's owner.</p>
+<p class="help">No account yet? The first owner is created with the bootstrap token <code>npm start</code> prints; \
+others sign up through <code>POST /api/auth/sign-up/email</code> or are added by an organization's owner.</p>
 </div>`,
   });
 }

@@ -30,7 +30,11 @@ function back(page: PageContext<Params>): string {
  * A form of the webhook's page: POST `<webhook>/<action>`, counted as the API's
  * `POST /api/webhooks/:id/<action>`; `act` gets the webhook once write access to it is checked.
  */
-function webhookAction<P extends Params = Params>(action: string, rule: RateLimitRule, act: (page: PageContext<P>, hook: WebhookRow) => Promise<void>): PageDef<P> {
+function webhookAction<P extends Params = Params>(
+  action: string,
+  rule: RateLimitRule,
+  act: (page: PageContext<P>, hook: WebhookRow) => Promise<void>,
+): PageDef<P> {
   return definePage<P>({
     method: 'post',
     path: `${PATH}/${action}`,
@@ -76,7 +80,11 @@ export const webhookReplay = webhookAction('replay', LIMIT_10, async (page, hook
   try {
     const r = await replayWebhook(knex, workflows, hook, { since, until, failedOnly: form.failed });
     const more = r.truncated ? ` More events matched: replay again from ${r.nextSince} for the rest.` : '';
-    setFlash(page.ctx, { kind: 'ok', text: `Replaying ${r.queued} event${r.queued === 1 ? '' : 's'} of ${r.matched} in the window${r.alreadyRunning ? ` (${r.alreadyRunning} still being delivered)` : ''}.${more}` });
+    setFlash(page.ctx, {
+      kind: 'ok',
+      text: `Replaying ${r.queued} event${r.queued === 1 ? '' : 's'} of ${r.matched} in the \
+window${r.alreadyRunning ? ` (${r.alreadyRunning} still being delivered)` : ''}.${more}`,
+    });
     redirect(page, `${back(page)}#deliveries`);
   } catch (err) {
     if (!(err instanceof ProblemError) || err.code === 'not_found') throw err;

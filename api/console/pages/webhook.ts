@@ -47,8 +47,16 @@ function revealed(hook: WebhookRow, secret: string | undefined): Html {
   if (!secret) return html``;
   return html`<section class="reveal" aria-labelledby="secret-heading">
 <h2 id="secret-heading">New signing secret</h2>
-<p><code id="webhook-secret" class="secret-value">${secret}</code> <button type="button" class="small secondary" data-controller="copy" data-copy-target="webhook-secret">Copy secret</button></p>
-<p class="help">Shown this once: store it where your receiver verifies signatures now. ${hook.rotation_window_ends_at ? html`Until <time datetime="${hook.rotation_window_ends_at.toISOString()}">${formatTime(hook.rotation_window_ends_at)}</time> deliveries carry a signature by the previous secret too.` : ''}</p>
+<p><code id="webhook-secret" class="secret-value">${secret}</code> <button type="button" class="small secondary" \
+data-controller="copy" data-copy-target="webhook-secret">Copy secret</button></p>
+<p class="help">Shown this once: store it where your receiver verifies signatures \
+now. ${
+    hook.rotation_window_ends_at
+      ? html`Until <time \
+datetime="${hook.rotation_window_ends_at.toISOString()}">${formatTime(hook.rotation_window_ends_at)}</time> deliveries \
+carry a signature by the previous secret too.`
+      : ''
+  }</p>
 </section>`;
 }
 
@@ -58,17 +66,44 @@ function actions(page: PageContext<Params>, hook: WebhookRow, replay: ReplayForm
   return html`<section aria-labelledby="actions-heading">
 <h2 id="actions-heading" class="visually-hidden">Actions</h2>
 <div class="cards">
-<div class="card"><h3>Test</h3><p class="help">Sends a signed <code>test.ping</code> now, even while the webhook is disabled; its attempt appears below.</p>${actionButton(page, { action: `${url}/test`, label: 'Send test ping', className: 'secondary' })}</div>
+<div class="card"><h3>Test</h3><p class="help">Sends a signed <code>test.ping</code> now, even while the webhook is \
+disabled; its attempt appears below.\
+</p>${actionButton(page, { action: `${url}/test`, label: 'Send test ping', className: 'secondary' })}</div>
 <div class="card"><h3 id="rotate-heading">Signing secret</h3>
 <form method="post" action="${url}/rotate" class="stack" aria-labelledby="rotate-heading">${csrfField(page)}
-${selectField({ id: 'rotate-window', name: 'windowSeconds', label: 'Keep the previous secret signing for', value: String(DEFAULT_ROTATION_WINDOW_SECONDS), options: ROTATION_WINDOWS, help: 'Meanwhile every delivery carries both signatures, so receivers can switch without missing one.' })}
+${selectField({
+  id: 'rotate-window',
+  name: 'windowSeconds',
+  label: 'Keep the previous secret signing for',
+  value: String(DEFAULT_ROTATION_WINDOW_SECONDS),
+  options: ROTATION_WINDOWS,
+  help: 'Meanwhile every delivery carries both signatures, so receivers can switch without missing one.',
+})}
 <div><button type="submit" class="secondary">Rotate secret</button></div></form></div>
 <div class="card"><h3 id="replay-heading">Replay</h3>
 ${errorSummary(replay.errors, 'The events could not be replayed')}
 <form method="post" action="${url}/replay" class="stack" aria-labelledby="replay-heading">${csrfField(page)}
-${textField({ id: 'replay-since', name: 'since', label: 'Events since (UTC)', type: 'datetime-local', value: since, required: true, error: replay.errors?.['replay-since'] })}
-${textField({ id: 'replay-until', name: 'until', label: 'Until (UTC)', type: 'datetime-local', value: replay.until, help: 'Empty: now.', error: replay.errors?.['replay-until'] })}
-<div class="field inline"><input type="checkbox" id="replay-failed" name="failed" value="yes"${when(replay.failed, ' checked')}><label for="replay-failed">Only events whose last delivery failed</label></div>
+${textField({
+  id: 'replay-since',
+  name: 'since',
+  label: 'Events since (UTC)',
+  type: 'datetime-local',
+  value: since,
+  required: true,
+  error: replay.errors?.['replay-since'],
+})}
+${textField({
+  id: 'replay-until',
+  name: 'until',
+  label: 'Until (UTC)',
+  type: 'datetime-local',
+  value: replay.until,
+  help: 'Empty: now.',
+  error: replay.errors?.['replay-until'],
+})}
+<div class="field inline"><input type="checkbox" id="replay-failed" name="failed" \
+value="yes"${when(replay.failed, ' checked')}><label for="replay-failed">Only events whose last delivery failed</label>\
+</div>
 <div><button type="submit" class="secondary">Replay events</button></div></form></div>
 </div>
 </section>`;
@@ -79,7 +114,12 @@ async function deliveries(page: PageContext<Params>, hook: WebhookRow, canWrite:
   const url = `${page.space!.base}/webhooks/${hook.id}`;
   let after = cursorOf(page.query.startingAfter);
   let before = after ? undefined : cursorOf(page.query.endingBefore);
-  const read = () => cursorPage<WebhookDeliveryRow>(ctx, ctx.services.knex('webhook_deliveries').where({ webhook_id: hook.id }), { limit: PAGE_SIZE, startingAfter: after, endingBefore: before });
+  const read = () =>
+    cursorPage<WebhookDeliveryRow>(ctx, ctx.services.knex('webhook_deliveries').where({ webhook_id: hook.id }), {
+      limit: PAGE_SIZE,
+      startingAfter: after,
+      endingBefore: before,
+    });
   let listed: Awaited<ReturnType<typeof read>>;
   let gone: Html | string = '';
   try {
@@ -91,7 +131,9 @@ async function deliveries(page: PageContext<Params>, hook: WebhookRow, canWrite:
     listed = await read();
   }
   const { rows, hasMore } = listed;
-  if (!rows.length) return html`${gone}<p class="empty" id="deliveries-empty">No delivery yet. Events the webhook listens to, a test ping or a replay show here as they are attempted.</p>`;
+  if (!rows.length)
+    return html`${gone}<p class="empty" id="deliveries-empty">No delivery yet. Events the webhook listens to, a test \
+ping or a replay show here as they are attempted.</p>`;
   const body = rows.map(
     (d) => html`<tr id="delivery-${d.id}" data-status="${d.status}">
 <td><code>${d.event_type}</code><span class="muted"> <code>${d.event_id}</code></span></td>
@@ -100,13 +142,20 @@ async function deliveries(page: PageContext<Params>, hook: WebhookRow, canWrite:
 <td class="num">${d.attempt}</td>
 <td class="error-text">${d.error ?? ''}</td>
 <td><time datetime="${d.created_at.toISOString()}">${formatTime(d.created_at)}</time></td>
-<td class="actions">${canWrite && (hook.enabled || d.event_type === 'test.ping') ? actionButton(page, { action: `${url}/deliveries/${d.id}/retry`, label: 'Retry', className: 'small secondary' }) : ''}</td>
+<td class="actions">${
+      canWrite && (hook.enabled || d.event_type === 'test.ping')
+        ? actionButton(page, { action: `${url}/deliveries/${d.id}/retry`, label: 'Retry', className: 'small secondary' })
+        : ''
+    }</td>
 </tr>`,
   );
   const backward = before !== undefined;
   const newer = after !== undefined || (backward && hasMore) ? html`<a href="${url}?endingBefore=${rows[0].id}#deliveries" rel="prev">← Newer</a>` : '';
   const older = backward || hasMore ? html`<a href="${url}?startingAfter=${rows[rows.length - 1].id}#deliveries" rel="next">Older →</a>` : '';
-  return html`${gone}<table class="data"><caption class="visually-hidden">Delivery attempts, newest first</caption><thead><tr><th scope="col">Event</th><th scope="col">Result</th><th scope="col" class="num">Latency</th><th scope="col" class="num">Attempt</th><th scope="col">Error</th><th scope="col">When</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody id="deliveries-rows">${body}</tbody></table>
+  return html`${gone}<table class="data"><caption class="visually-hidden">Delivery attempts, newest first</caption>\
+<thead><tr><th scope="col">Event</th><th scope="col">Result</th><th scope="col" class="num">Latency</th><th scope="col" \
+class="num">Attempt</th><th scope="col">Error</th><th scope="col">When</th><th scope="col"><span \
+class="visually-hidden">Actions</span></th></tr></thead><tbody id="deliveries-rows">${body}</tbody></table>
 ${newer || older ? html`<nav class="pager" aria-label="Pages of deliveries">${newer}${older}</nav>` : ''}`;
 }
 
@@ -134,11 +183,23 @@ export async function renderWebhookPage(page: PageContext<Params>, o: { replay?:
 <div><dt>Payload</dt><dd>${hook.payload_mode}</dd></div>
 <div><dt>State</dt><dd>${enabledBadge(hook)}</dd></div>
 <div><dt>Last 24 hours</dt><dd>${healthText(health.get(hook.id))}</dd></div>
-<div><dt>Secret rotation</dt><dd>${hook.rotation_window_ends_at && hook.rotation_window_ends_at.getTime() > Date.now() ? html`both secrets sign until <time datetime="${hook.rotation_window_ends_at.toISOString()}">${formatTime(hook.rotation_window_ends_at)}</time>` : 'one secret signs'}</dd></div>
+<div><dt>Secret rotation</dt>\
+<dd>${
+      hook.rotation_window_ends_at && hook.rotation_window_ends_at.getTime() > Date.now()
+        ? html`both secrets sign \
+until <time datetime="${hook.rotation_window_ends_at.toISOString()}">${formatTime(hook.rotation_window_ends_at)}</time>`
+        : 'one secret signs'
+    }</dd>\
+</div>
 <div><dt>Created</dt><dd><time datetime="${hook.created_at.toISOString()}">${formatTime(hook.created_at)}</time></dd></div>
 </dl>
 </section>
-${canWrite ? actions(page, hook, o.replay ?? {}) : html`<p class="note">Testing, retrying, replaying and rotating need ${hook.level === 'org' ? 'org-webhooks:write' : 'webhooks:write'}.</p>`}
+${
+  canWrite
+    ? actions(page, hook, o.replay ?? {})
+    : html`<p class="note">Testing, retrying, replaying and rotating \
+need ${hook.level === 'org' ? 'org-webhooks:write' : 'webhooks:write'}.</p>`
+}
 <section id="deliveries" aria-labelledby="deliveries-heading">
 <h2 id="deliveries-heading">Deliveries</h2>
 <div id="deliveries-body" data-live-region data-controller="refresh" data-every="2000" data-for="60000">${list}</div>

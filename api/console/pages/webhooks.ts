@@ -24,7 +24,10 @@ export default definePage({
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },
     ])) as WebhookRow[];
-    const health = await webhookHealth(knex, hooks.map((h) => h.id));
+    const health = await webhookHealth(
+      knex,
+      hooks.map((h) => h.id),
+    );
     const rows = hooks.map((h) => {
       const hh = health.get(h.id);
       return html`<tr id="webhook-${h.id}">
@@ -38,12 +41,16 @@ export default definePage({
 </tr>`;
     });
     const table = rows.length
-      ? html`<table class="data"><caption class="visually-hidden">Webhooks, newest first</caption><thead><tr><th scope="col">Endpoint</th><th scope="col">Level</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Last 24 hours</th><th scope="col" class="num">p95 latency</th><th scope="col">Last delivery</th></tr></thead><tbody>${rows}</tbody></table>`
+      ? html`<table class="data"><caption class="visually-hidden">Webhooks, newest first</caption><thead><tr><th \
+scope="col">Endpoint</th><th scope="col">Level</th><th scope="col">Events</th><th scope="col">State</th><th \
+scope="col">Last 24 hours</th><th scope="col" class="num">p95 latency</th><th scope="col">Last delivery</th></tr>\
+</thead><tbody>${rows}</tbody></table>`
       : html`<p class="empty">No webhook listens here yet. Create one with <code>POST /api/webhooks</code>; its deliveries show here.</p>`;
     sendConsolePage(page, {
       title: 'Webhooks',
       current: 'webhooks',
-      body: html`<p class="lead">Where the events of ${space.name}${orgLevel ? ' and of the organization' : ''} are sent, and how their deliveries went.</p>${table}`,
+      body: html`<p class="lead">Where the events of ${space.name}${orgLevel ? ' and of the organization' : ''} are \
+sent, and how their deliveries went.</p>${table}`,
     });
   },
 });

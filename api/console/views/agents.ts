@@ -34,7 +34,12 @@ export function readinessTable(page: PageContext<unknown>, rows: IntegrationRead
     const connection = r.candidate_connections.find((c) => c.id === r.connection_id);
     const connectable = r.auth_key !== null && r.available_auth_keys.includes(r.auth_key);
     const button = !connectable
-      ? html`<span class="muted">${r.available_auth_keys.length ? `No auth ${r.required_auth_key ?? ''} in this integration` : 'Not available in this space'}</span>`
+      ? html`<span class="muted">${
+          r.available_auth_keys.length
+            ? `No auth ${r.required_auth_key ?? ''} in this \
+integration`
+            : 'Not available in this space'
+        }</span>`
       : canConnect
         ? connectButton(page, {
             integration: { id: r.packageId, displayName: r.packageId },
@@ -47,7 +52,17 @@ export function readinessTable(page: PageContext<unknown>, rows: IntegrationRead
           })
         : html`<span class="muted">Connecting needs integrations:connect</span>`;
     const scopes = r.missing_scopes.length ? html`<br><span class="help">Lacks ${r.missing_scopes.join(', ')}</span>` : '';
-    return html`<tr data-integration="${r.packageId}"><td><code>${r.packageId}</code></td><td>${r.auth_key ?? '—'}</td><td>${readinessBadge(r.status)}${scopes}</td><td>${connection ? html`${connection.label} <span class="muted">(${connection.account_id || connection.id})</span>` : html`<span class="muted">none</span>`}</td><td class="actions">${button}</td></tr>`;
+    return html`<tr data-integration="${r.packageId}"><td><code>${r.packageId}</code></td><td>${r.auth_key ?? '—'}</td>\
+<td>${readinessBadge(r.status)}${scopes}</td><td>${
+      connection
+        ? html`${connection.label} <span \
+class="muted">(${connection.account_id || connection.id})</span>`
+        : html`<span class="muted">none</span>`
+    }</td><td \
+class="actions">${button}</td></tr>`;
   });
-  return html`<table class="data readiness"><caption class="visually-hidden">Connections of the agent's integrations</caption><thead><tr><th scope="col">Integration</th><th scope="col">Auth</th><th scope="col">State</th><th scope="col">Connection a run uses</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead><tbody>${body}</tbody></table>`;
+  return html`<table class="data readiness"><caption class="visually-hidden">Connections of the agent's integrations\
+</caption><thead><tr><th scope="col">Integration</th><th scope="col">Auth</th><th scope="col">State</th><th \
+scope="col">Connection a run uses</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>\
+<tbody>${body}</tbody></table>`;
 }

@@ -17,5 +17,7 @@ export function keyRevokeButton(page: PageContext<unknown>, key: Pick<ApiKey, 'i
   const { scopes, base } = page.space!;
   const may = scopes.has('api-keys:delete') && (key.created_by === page.user!.id || scopes.has('spaces:write'));
   if (!may) return html``;
-  return html`<form method="post" action="${base}/api-keys/${key.id}/revoke" class="inline-form">${csrfField(page)}<button type="submit" class="${className}" aria-label="Revoke ${key.name}">Revoke</button></form>`;
+  return html`<form method="post" action="${base}/api-keys/${key.id}/revoke" \
+class="inline-form">${csrfField(page)}<button type="submit" class="${className}" aria-label="Revoke ${key.name}">Revoke\
+</button></form>`;
 }

@@ -24,8 +24,18 @@ export function connectHow(auth: Pick<IntegrationAuth, 'connect'>): string {
  * connection in place; `scopes`: recorded on the connection, as an agent's readiness needs them);
  * the answer is a page leading to the link (pages/connection-connect.ts).
  */
-export function connectButton(page: PageContext<unknown>, o: { integration: Pick<Integration, 'id' | 'displayName'>; authKey: string; connectionId?: string; scopes?: string[]; label?: string; className?: string }): Html {
+export function connectButton(
+  page: PageContext<unknown>,
+  o: { integration: Pick<Integration, 'id' | 'displayName'>; authKey: string; connectionId?: string; scopes?: string[]; label?: string; className?: string },
+): Html {
   const label = o.label ?? (o.connectionId ? 'Reconnect' : 'Connect');
   const scopes = (o.scopes ?? []).map((s) => html`<input type="hidden" name="scope" value="${s}">`);
-  return html`<form method="post" action="${page.space!.base}/connections/connect" class="inline-form">${csrfField(page)}<input type="hidden" name="integration" value="${o.integration.id}"><input type="hidden" name="auth" value="${o.authKey}">${when(o.connectionId, html`<input type="hidden" name="connection" value="${o.connectionId ?? ''}">`)}${scopes}<button type="submit" class="${o.className ?? 'small secondary'}" aria-label="${label} ${o.integration.displayName} (${o.authKey})">${label}</button></form>`;
+  return html`<form method="post" action="${page.space!.base}/connections/connect" \
+class="inline-form">${csrfField(page)}<input type="hidden" name="integration" value="${o.integration.id}"><input \
+type="hidden" name="auth" value="${o.authKey}">${when(
+    o.connectionId,
+    html`<input type="hidden" name="connection" \
+value="${o.connectionId ?? ''}">`,
+  )}${scopes}<button type="submit" class="${o.className ?? 'small secondary'}" \
+aria-label="${label} ${o.integration.displayName} (${o.authKey})">${label}</button></form>`;
 }

@@ -108,7 +108,12 @@ function acceptOf(c: InputSpec['fileConstraints'], field: string): string | unde
 
 function fileHelp(spec: InputSpec, field: string, multiple: boolean): string {
   const c = spec.fileConstraints?.[field];
-  const limits = [acceptOf(spec.fileConstraints, field) ? `accepts ${acceptOf(spec.fileConstraints, field)}` : '', c?.max_size ? `at most ${c.max_size.toLocaleString('en-US')} bytes` : ''].filter(Boolean).join(', ');
+  const limits = [
+    acceptOf(spec.fileConstraints, field) ? `accepts ${acceptOf(spec.fileConstraints, field)}` : '',
+    c?.max_size ? `at most ${c.max_size.toLocaleString('en-US')} bytes` : '',
+  ]
+    .filter(Boolean)
+    .join(', ');
   const how = spec.uploads
     ? `Choose ${multiple ? 'files' : 'a file'} (uploaded when chosen), or write ${multiple ? 'ids' : 'the id'} of an upload (upl_…) or a file (file_…)`
     : `The id${multiple ? 's' : ''} of a kept file (file_…)${multiple ? ', separated by commas' : ''}: an upload lapses within the hour`;
@@ -124,14 +129,34 @@ function field(spec: InputSpec, name: string, p: Prop, raw: string | undefined, 
   const kind = kindOf(p);
   switch (kind) {
     case 'enum': {
-      const options = [...(required && raw ? [] : [{ value: '', label: '—' }]), ...(p.enum as unknown[]).map((v) => ({ value: enumText(v), label: enumText(v) }))];
+      const options = [
+        ...(required && raw ? [] : [{ value: '', label: '—' }]),
+        ...(p.enum as unknown[]).map((v) => ({ value: enumText(v), label: enumText(v) })),
+      ];
       return selectField({ ...base, help, options, value: raw ?? '' });
     }
     case 'boolean':
-      return selectField({ ...base, help, value: raw ?? '', options: [{ value: '', label: '—' }, { value: 'true', label: 'Yes' }, { value: 'false', label: 'No' }] });
+      return selectField({
+        ...base,
+        help,
+        value: raw ?? '',
+        options: [
+          { value: '', label: '—' },
+          { value: 'true', label: 'Yes' },
+          { value: 'false', label: 'No' },
+        ],
+      });
     case 'integer':
     case 'number':
-      return textField({ ...base, help, type: 'number', value: raw, placeholder, inputmode: kind === 'integer' ? 'numeric' : 'decimal', attrs: { min: p.minimum, max: p.maximum, step: kind === 'integer' ? 1 : 'any' } });
+      return textField({
+        ...base,
+        help,
+        type: 'number',
+        value: raw,
+        placeholder,
+        inputmode: kind === 'integer' ? 'numeric' : 'decimal',
+        attrs: { min: p.minimum, max: p.maximum, step: kind === 'integer' ? 1 : 'any' },
+      });
     case 'date':
       return textField({ ...base, help, type: 'date', value: raw });
     case 'datetime':
@@ -143,15 +168,38 @@ function field(spec: InputSpec, name: string, p: Prop, raw: string | undefined, 
     case 'files': {
       const multiple = kind === 'files';
       const picker = spec.uploads
-        ? html`<input type="file" class="file-picker" id="${id}-file" aria-label="Choose ${multiple ? 'files' : 'a file'} for ${base.label}"${multiple ? ' multiple' : ''}${acceptOf(spec.fileConstraints, name) ? html` accept="${acceptOf(spec.fileConstraints, name) ?? ''}"` : ''} hidden><span class="upload-status help" id="${id}-upload" role="status"></span>`
+        ? html`<input type="file" class="file-picker" id="${id}-file" \
+aria-label="Choose ${multiple ? 'files' : 'a file'} \
+for ${base.label}"${multiple ? ' multiple' : ''}${
+            acceptOf(spec.fileConstraints, name)
+              ? html` \
+accept="${acceptOf(spec.fileConstraints, name) ?? ''}"`
+              : ''
+          } hidden><span class="upload-status help" id="${id}-upload" \
+role="status"></span>`
         : undefined;
-      const control = textField({ ...base, help: [help, fileHelp(spec, name, multiple)].filter(Boolean).join(' '), value: raw, placeholder: placeholder ?? (multiple ? 'upl_…, file_…' : 'upl_… or file_…'), attrs: { spellcheck: 'false', autocomplete: 'off' }, extra: picker });
+      const control = textField({
+        ...base,
+        help: [help, fileHelp(spec, name, multiple)].filter(Boolean).join(' '),
+        value: raw,
+        placeholder: placeholder ?? (multiple ? 'upl_…, file_…' : 'upl_… or file_…'),
+        attrs: { spellcheck: 'false', autocomplete: 'off' },
+        extra: picker,
+      });
       return spec.uploads ? html`<div class="file-input" data-controller="upload" data-target="${id}">${control}</div>` : control;
     }
     case 'list':
       return textareaField({ ...base, help: [help, 'One value a line.'].filter(Boolean).join(' '), value: raw, rows: 4, attrs: { placeholder } });
     case 'json':
-      return textareaField({ ...base, help: [help, `JSON (${typeOf(p) ?? 'any value'}).`].filter(Boolean).join(' '), value: raw, rows: 5, spellcheck: false, className: 'code', attrs: { placeholder } });
+      return textareaField({
+        ...base,
+        help: [help, `JSON (${typeOf(p) ?? 'any value'}).`].filter(Boolean).join(' '),
+        value: raw,
+        rows: 5,
+        spellcheck: false,
+        className: 'code',
+        attrs: { placeholder },
+      });
     case 'textarea':
       return textareaField({ ...base, help, value: raw, rows: 5, attrs: { placeholder, maxlength: p.maxLength } });
     default:
@@ -162,7 +210,17 @@ function field(spec: InputSpec, name: string, p: Prop, raw: string | undefined, 
 /** The fields of the input schema, in `property_order`, holding `values`, with `errors` beside them. */
 export function inputFields(spec: InputSpec, values: RawValues, errors: FieldErrors = {}): Html {
   if (!spec.schema) {
-    return textareaField({ id: 'input-json', name: 'input', label: 'Input (JSON)', help: 'The agent declares no input schema: any JSON object.', value: values[WHOLE_INPUT] ?? '{}', rows: 8, spellcheck: false, className: 'code', error: errors['input-json'] });
+    return textareaField({
+      id: 'input-json',
+      name: 'input',
+      label: 'Input (JSON)',
+      help: 'The agent declares no input schema: any JSON object.',
+      value: values[WHOLE_INPUT] ?? '{}',
+      rows: 8,
+      spellcheck: false,
+      className: 'code',
+      error: errors['input-json'],
+    });
   }
   const fields = fieldsOf(spec);
   if (!fields.length) return html`<p class="note">This agent takes no input.</p>`;
@@ -227,7 +285,11 @@ export function readInputForm(spec: InputSpec, raw: RawValues): { input: Record<
       }
       case 'list': {
         const itemKind = typeOf(p.items ?? {}) === 'integer' ? 'integer' : typeOf(p.items ?? {}) === 'number' ? 'number' : 'text';
-        const items = text.split('\n').map((l) => l.trim()).filter(Boolean).map((l) => scalar(itemKind, l));
+        const items = text
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean)
+          .map((l) => scalar(itemKind, l));
         const bad = items.find((i) => i.error);
         set(bad ? { error: `Each line: ${bad.error}` } : { value: items.map((i) => i.value) });
         break;

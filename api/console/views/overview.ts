@@ -36,10 +36,21 @@ function frame(stats: RunStats, max: number, floor: number, format: (v: number) 
   const y = linearScale(0, top, HEIGHT - BOTTOM, TOP);
   const every = Math.ceil(n / 8);
   const grid = [...steps.filter((v) => v <= top), ...(top > steps[steps.length - 1] ? [top] : [])].map(
-    (v) => html`${line({ x1: LEFT, y1: y(v), x2: WIDTH - RIGHT, y2: y(v), className: 'grid' })}${text({ x: LEFT - 6, y: y(v) + 4, anchor: 'end', className: 'axis', content: format(v) })}`,
+    (v) =>
+      html`${line({ x1: LEFT, y1: y(v), x2: WIDTH - RIGHT, y2: y(v), className: 'grid' })}${text({
+        x: LEFT - 6,
+        y: y(v) + 4,
+        anchor: 'end',
+        className: 'axis',
+        content: format(v),
+      })}`,
   );
   // Every few slices, none so near the right edge that it would be cut.
-  const labels = stats.buckets.map((b, i) => (i % every === 0 && n - i > every / 2 ? text({ x: LEFT + i * slot + slot / 2, y: HEIGHT - BOTTOM + 16, anchor: 'middle', className: 'axis', content: sliceLabel(b.start, stats.bucketMs) }) : ''));
+  const labels = stats.buckets.map((b, i) =>
+    i % every === 0 && n - i > every / 2
+      ? text({ x: LEFT + i * slot + slot / 2, y: HEIGHT - BOTTOM + 16, anchor: 'middle', className: 'axis', content: sliceLabel(b.start, stats.bucketMs) })
+      : '',
+  );
   return { slot, y, axis: html`${grid}${labels}${line({ x1: LEFT, y1: HEIGHT - BOTTOM, x2: WIDTH - RIGHT, y2: HEIGHT - BOTTOM, className: 'divider' })}` };
 }
 
@@ -54,7 +65,15 @@ export function runsChart(stats: RunStats, periodLabel: string): Html {
       const top = y(acc + b.counts[s]);
       const bottom = y(acc);
       acc += b.counts[s];
-      return html`<g class="seg"><title>${sliceLabel(b.start, stats.bucketMs)} UTC: ${formatCount(b.counts[s])} ${statusLabel(s).toLowerCase()}</title>${rect({ x, y: top, width: slot * 0.7, height: bottom - top, className: `col s-${s}` })}</g>`;
+      return html`<g class="seg"><title>${sliceLabel(b.start, stats.bucketMs)} \
+UTC: ${formatCount(b.counts[s])} ${statusLabel(s).toLowerCase()}</title>${rect({
+        x,
+        y: top,
+        width: slot * 0.7,
+        height: bottom - top,
+        className: `col \
+s-${s}`,
+      })}</g>`;
     });
     return html`${segments}`;
   });
@@ -76,7 +95,13 @@ export function spendChart(stats: RunStats, periodLabel: string): Html {
   const { slot, y, axis } = frame(stats, max, 0.01, (v) => formatCost(v));
   const bars = stats.buckets.map((b, i) =>
     b.costUsd > 0
-      ? html`<g class="seg"><title>${sliceLabel(b.start, stats.bucketMs)} UTC: ${formatCost(b.costUsd)}</title>${rect({ x: LEFT + i * slot + slot * 0.15, y: y(b.costUsd), width: slot * 0.7, height: y(0) - y(b.costUsd), className: 'col spend' })}</g>`
+      ? html`<g class="seg"><title>${sliceLabel(b.start, stats.bucketMs)} UTC: ${formatCost(b.costUsd)}</title>${rect({
+          x: LEFT + i * slot + slot * 0.15,
+          y: y(b.costUsd),
+          width: slot * 0.7,
+          height: y(0) - y(b.costUsd),
+          className: 'col spend',
+        })}</g>`
       : '',
   );
   return svgFrame({

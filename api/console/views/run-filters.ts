@@ -37,7 +37,7 @@ export function instant(raw: string): Date | undefined {
 }
 
 function one(v: string | string[] | null | undefined): string {
-  return (Array.isArray(v) ? v[0] : v ?? '').trim();
+  return (Array.isArray(v) ? v[0] : (v ?? '')).trim();
 }
 
 export function parseRunFilters(get: (name: string) => string | string[] | null | undefined): { filters: RunFilters; errors: FieldErrors } {

@@ -12,14 +12,29 @@ import { statusBadge } from './runs.ts';
 
 export function scheduleState(s: { enabled: boolean; disabled_reason: string | null }): Html {
   if (s.enabled) return html`<span class="badge status-success" data-state="active">Active</span>`;
-  return html`<span class="badge status-pending" data-state="paused">Paused</span>${s.disabled_reason ? html` <span class="help">${s.disabled_reason}</span>` : ''}`;
+  return html`<span class="badge status-pending" data-state="paused">Paused</span>${
+    s.disabled_reason
+      ? html` <span \
+class="help">${s.disabled_reason}</span>`
+      : ''
+  }`;
 }
 
 /** A time in UTC and, when the schedule reads its cron elsewhere, in its own zone. */
 export function zonedTime(at: Date, timezone: string): Html {
   const utc = formatTime(at);
   if (timezone === 'UTC' || timezone === 'Etc/UTC') return html`<time datetime="${at.toISOString()}">${utc}</time>`;
-  const local = new Intl.DateTimeFormat('en-CA', { timeZone: timezone, year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(at).replace(',', '');
+  const local = new Intl.DateTimeFormat('en-CA', {
+    timeZone: timezone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  })
+    .format(at)
+    .replace(',', '');
   return html`<time datetime="${at.toISOString()}">${utc}</time> <span class="muted">(${local} ${timezone})</span>`;
 }
 
@@ -37,9 +52,38 @@ const ZONES = (() => {
 
 /** The fields of a schedule: name, cron, time zone (with the IANA names to pick from), the input. */
 export function scheduleFields(v: ScheduleFormValues, spec: InputSpec, errors: FieldErrors): Html {
-  return html`${textField({ id: 'schedule-name', name: 'name', label: 'Name', value: v.name, required: true, error: errors['schedule-name'], attrs: { maxlength: 200 } })}
-${textField({ id: 'schedule-cron', name: 'cron_expression', label: 'Cron expression', value: v.cron, required: true, placeholder: '0 3 * * *', help: 'Five fields: minute hour day-of-month month day-of-week (e.g. 0 3 * * 1-5 is 03:00 on weekdays), or @hourly, @daily, @weekly, @monthly, @yearly. Restrict the day of month or the day of week, not both.', error: errors['schedule-cron'], attrs: { spellcheck: 'false', autocomplete: 'off', maxlength: 200 } })}
-${textField({ id: 'schedule-timezone', name: 'timezone', label: 'Time zone', value: v.timezone, required: true, help: 'The IANA zone the cron is read in (e.g. Europe/Paris): firings follow its daylight saving time.', error: errors['schedule-timezone'], attrs: { list: 'time-zones', autocomplete: 'off', maxlength: 100 } })}
+  return html`${textField({
+    id: 'schedule-name',
+    name: 'name',
+    label: 'Name',
+    value: v.name,
+    required: true,
+    error: errors['schedule-name'],
+    attrs: { maxlength: 200 },
+  })}
+${textField({
+  id: 'schedule-cron',
+  name: 'cron_expression',
+  label: 'Cron expression',
+  value: v.cron,
+  required: true,
+  placeholder: '0 3 * * *',
+  help:
+    'Five fields: minute hour day-of-month month day-of-week (e.g. 0 3 * * 1-5 is 03:00 on weekdays), or @hourly, @daily, @weekly, ' +
+    '@monthly, @yearly. Restrict the day of month or the day of week, not both.',
+  error: errors['schedule-cron'],
+  attrs: { spellcheck: 'false', autocomplete: 'off', maxlength: 200 },
+})}
+${textField({
+  id: 'schedule-timezone',
+  name: 'timezone',
+  label: 'Time zone',
+  value: v.timezone,
+  required: true,
+  help: 'The IANA zone the cron is read in (e.g. Europe/Paris): firings follow its daylight saving time.',
+  error: errors['schedule-timezone'],
+  attrs: { list: 'time-zones', autocomplete: 'off', maxlength: 100 },
+})}
 <datalist id="time-zones">${ZONES.map((z) => html`<option value="${z}"></option>`)}</datalist>
 <fieldset class="input-fields"><legend>Input of each run</legend>${inputFields(spec, v.input, errors)}</fieldset>`;
 }
@@ -98,11 +142,38 @@ export function tickStrip(ticks: PastTick[], firings: Firings): Html {
   const short = (d: Date) => d.toISOString().slice(5, 16).replace('T', ' ');
   const marks = past.map((t, i) => {
     const x = LEFT + i * slot + slot / 2;
-    return html`<g class="tick tick-${t.outcome}"><title>${formatTime(t.at)}: ${OUTCOME[t.outcome].label}${t.run ? ` (${t.run.status})` : ''}</title>${rect({ x: x - 7, y: 22, width: 14, height: 14, rx: t.outcome === 'missed' ? 2 : 7, className: 'mark' })}${text({ x, y: 56, anchor: 'middle', className: 'axis', content: short(t.at).slice(6) })}${text({ x, y: 70, anchor: 'middle', className: 'axis', content: short(t.at).slice(0, 5) })}</g>`;
+    return html`<g class="tick tick-${t.outcome}"><title>${formatTime(t.at)}: ${OUTCOME[t.outcome].label}${t.run ? ` (${t.run.status})` : ''}</title>${rect({
+      x: x - 7,
+      y: 22,
+      width: 14,
+      height: 14,
+      rx: t.outcome === 'missed' ? 2 : 7,
+      className: 'mark',
+    })}${text({ x, y: 56, anchor: 'middle', className: 'axis', content: short(t.at).slice(6) })}${text({
+      x,
+      y: 70,
+      anchor: 'middle',
+      className: 'axis',
+      content: short(t.at).slice(0, 5),
+    })}</g>`;
   });
   const next = firings.next.map((d, i) => {
     const x = nowX + 12 + i * slot + slot / 2;
-    return html`<g class="tick tick-next${firings.paused ? ' tick-paused' : ''}"><title>${formatTime(d)}: ${firings.paused ? 'would fire once resumed' : 'next firing'}</title>${rect({ x: x - 7, y: 22, width: 14, height: 14, rx: 7, className: 'mark' })}${text({ x, y: 56, anchor: 'middle', className: 'axis', content: short(d).slice(6) })}${text({ x, y: 70, anchor: 'middle', className: 'axis', content: short(d).slice(0, 5) })}</g>`;
+    return html`<g class="tick tick-next${firings.paused ? ' tick-paused' : ''}">\
+<title>${formatTime(d)}: ${firings.paused ? 'would fire once resumed' : 'next firing'}</title>${rect({
+      x: x - 7,
+      y: 22,
+      width: 14,
+      height: 14,
+      rx: 7,
+      className: 'mark',
+    })}${text({ x, y: 56, anchor: 'middle', className: 'axis', content: short(d).slice(6) })}${text({
+      x,
+      y: 70,
+      anchor: 'middle',
+      className: 'axis',
+      content: short(d).slice(0, 5),
+    })}</g>`;
   });
   const counts = (['ran', 'refused', 'missed'] as const).map((o) => `${ticks.filter((t) => t.outcome === o).length} ${o}`).join(', ');
   return svgFrame({
@@ -111,8 +182,14 @@ export function tickStrip(ticks: PastTick[], firings: Firings): Html {
     height,
     className: 'chart ticks',
     title: `Last ${ticks.length} ticks and next ${firings.next.length} firings`,
-    description: `Past ticks, oldest first: ${counts}. Then the next firings${firings.paused ? ', if the schedule is resumed' : ''}. The tables below list them.`,
-    body: html`${line({ x1: nowX, y1: 8, x2: nowX, y2: height - 8, className: 'now' })}${text({ x: nowX + 4, y: 14, className: 'axis', content: 'now' })}${marks}${next}`,
+    description:
+      `Past ticks, oldest first: ${counts}. Then the next firings${firings.paused ? ', if the schedule is resumed' : ''}. The tables ` + `below list them.`,
+    body: html`${line({ x1: nowX, y1: 8, x2: nowX, y2: height - 8, className: 'now' })}${text({
+      x: nowX + 4,
+      y: 14,
+      className: 'axis',
+      content: 'now',
+    })}${marks}${next}`,
   });
 }
 
@@ -120,11 +197,19 @@ export function tickStrip(ticks: PastTick[], firings: Firings): Html {
 export function tickTable(base: string, ticks: PastTick[], timezone: string, canRead: (run: NonNullable<PastTick['run']>) => boolean): Html {
   if (!ticks.length) return html`<p class="empty" id="ticks-empty">No tick yet since the schedule was created.</p>`;
   const rows = ticks.map((t) => {
-    const run = t.run && canRead(t.run) ? html`<a href="${base}/runs/${t.run.id}"><code>${t.run.id}</code></a> ${statusBadge(t.run.status)}` : t.run ? html`<span class="muted">a run you cannot see</span>` : html`<span class="muted">no run</span>`;
+    const run =
+      t.run && canRead(t.run)
+        ? html`<a href="${base}/runs/${t.run.id}"><code>${t.run.id}</code></a> ${statusBadge(t.run.status)}`
+        : t.run
+          ? html`<span class="muted">a run you cannot see</span>`
+          : html`<span class="muted">no run</span>`;
     const why = t.run && canRead(t.run) ? (t.run.error ?? '') : (t.reason ?? '');
-    return html`<tr class="tick-row" data-outcome="${t.outcome}"><td>${zonedTime(t.at, timezone)}</td><td>${tickBadge(t.outcome)}</td><td>${run}</td><td>${why}</td></tr>`;
+    return html`<tr class="tick-row" data-outcome="${t.outcome}"><td>${zonedTime(t.at, timezone)}</td>\
+<td>${tickBadge(t.outcome)}</td><td>${run}</td><td>${why}</td></tr>`;
   });
-  return html`<table class="data ticks" id="ticks"><caption class="visually-hidden">Past ticks, newest first</caption><thead><tr><th scope="col">When</th><th scope="col">Tick</th><th scope="col">Run</th><th scope="col">Why</th></tr></thead><tbody>${rows}</tbody></table>`;
+  return html`<table class="data ticks" id="ticks"><caption class="visually-hidden">Past ticks, newest first</caption>\
+<thead><tr><th scope="col">When</th><th scope="col">Tick</th><th scope="col">Run</th><th scope="col">Why</th></tr>\
+</thead><tbody>${rows}</tbody></table>`;
 }
 
 /** The next firings, in UTC and in the schedule's zone. */

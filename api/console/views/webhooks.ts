@@ -29,7 +29,12 @@ export async function webhookHealth(knex: Knex, ids: string[], now = Date.now())
       knex.raw('percentile_cont(0.95) within group (order by latency_ms) as p95'),
       knex.raw('max(created_at) as last'),
     );
-  return new Map(rows.map((r: any) => [r.webhook_id, { attempts: r.attempts, delivered: r.delivered, events: r.events, p95: r.p95 === null ? null : Number(r.p95), last: r.last }]));
+  return new Map(
+    rows.map((r: any) => [
+      r.webhook_id,
+      { attempts: r.attempts, delivered: r.delivered, events: r.events, p95: r.p95 === null ? null : Number(r.p95), last: r.last },
+    ]),
+  );
 }
 
 /** "12 of 13 delivered (92%)", or that nothing was attempted. */
@@ -50,5 +55,10 @@ export function enabledBadge(hook: Pick<WebhookRow, 'enabled'>): Html {
 
 /** A delivery attempt's result (a webhook's deliveries, a run's): delivered or failed, and the HTTP status answered. */
 export function deliveryResult(status: WebhookDeliveryRow['status'], statusCode: number | null): Html {
-  return html`<span class="badge ${status === 'success' ? 'status-success' : 'status-failed'}">${status === 'success' ? 'Delivered' : 'Failed'}</span>${statusCode ? html` <span class="muted">HTTP ${statusCode}</span>` : ''}`;
+  return html`<span class="badge ${status === 'success' ? 'status-success' : 'status-failed'}">${status === 'success' ? 'Delivered' : 'Failed'}</span>${
+    statusCode
+      ? html` \
+<span class="muted">HTTP ${statusCode}</span>`
+      : ''
+  }`;
 }

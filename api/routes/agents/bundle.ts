@@ -21,7 +21,13 @@ const bundleSchema = {
       items: {
         type: 'object',
         required: ['id', 'version', 'name', 'content'],
-        properties: { id: { type: 'string' }, version: { type: 'string' }, name: { type: 'string' }, description: { type: 'string' }, content: { type: 'string' } },
+        properties: {
+          id: { type: 'string' },
+          version: { type: 'string' },
+          name: { type: 'string' },
+          description: { type: 'string' },
+          content: { type: 'string' },
+        },
       },
     },
     input: { type: 'object', properties: { schema: { type: ['object', 'null'] } } },
@@ -36,7 +42,10 @@ export default defineRoute<unknown, { version?: string }, PackageParams>({
   path: '/api/agents/:scope/:name/bundle',
   operationId: 'getAgentBundle',
   summary: 'What a remote runner needs to execute a version of the agent',
-  description: `Manifest, prompt, resolved skills, input and output schemas of a published version (\`version\`: exact, dist-tag or semver range; latest by default). Needs \`agents:run\` (the bundle is what a run would expose) and the agent readable from the space (404 otherwise).\n\n${SINK_PROTOCOL}`,
+  description:
+    `Manifest, prompt, resolved skills, input and output schemas of a published version (\`version\`: exact, dist-tag or semver ` +
+    `range; latest by default). Needs \`agents:run\` (the bundle is what a run would expose) and the agent readable from the ` +
+    `space (404 otherwise).\n\n${SINK_PROTOCOL}`,
   tag: 'Remote runs',
   auth: 'any',
   context: 'space',

@@ -25,7 +25,9 @@ const readinessSchema = {
           packageId: { type: 'string', description: "The integration, '@scope/name'" },
           auth_key: {
             type: ['string', 'null'],
-            description: "The auth a run uses: `integrations_configuration[id].auth_key`, else the integration's only (or first) auth; null when the integration is not visible",
+            description:
+              "The auth a run uses: `integrations_configuration[id].auth_key`, else the integration's only (or first) auth; null when the " +
+              'integration is not visible',
           },
           status: {
             enum: ['ready', 'missing', 'needs_reconnection', 'missing_scopes'],
@@ -64,7 +66,9 @@ export default defineRoute<unknown, { version?: string }, { scope: string; name:
   operationId: 'getConnectionReadiness',
   summary: "Whether the caller's connections are ready for the agent's integrations",
   description:
-    "For the caller's actor (the end-user of `Service-User`, else the person): per integration dependency, the auth used, the connection a launch would use and the candidates. A connection is usable when it is the actor's, of that auth, not `needs_reconnection`, and (for `oauth2` auths) holds the required scopes. 404 for an agent the caller cannot see.",
+    "For the caller's actor (the end-user of `Service-User`, else the person): per integration dependency, the auth used, the " +
+    "connection a launch would use and the candidates. A connection is usable when it is the actor's, of that auth, not `needs_reconnection`, " +
+    'and (for `oauth2` auths) holds the required scopes. 404 for an agent the caller cannot see.',
   tag: 'Runs',
   auth: 'any',
   context: 'space',

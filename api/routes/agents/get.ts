@@ -8,8 +8,10 @@ export default defineRoute<unknown, unknown, PackageParams>({
   method: 'get',
   path: '/api/agents/:scope/:name',
   operationId: 'getAgent',
-  summary: 'An agent (SPEC 2.10): its draft, latest version, runs and the caller\'s authority in its home space',
-  description: 'Agents homed in the request space or in the organization\'s default space are visible; others answer 404, as do agents without `agents:read`. The `ETag` header is the draft\'s.',
+  summary: "An agent (SPEC 2.10): its draft, latest version, runs and the caller's authority in its home space",
+  description:
+    "Agents homed in the request space or in the organization's default space are visible; others answer 404, as do agents without " +
+    "`agents:read`. The `ETag` header is the draft's.",
   tag: 'Agents',
   auth: 'any',
   context: 'space',

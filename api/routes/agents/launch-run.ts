@@ -12,13 +12,21 @@ import {
   shapeRunReplay,
 } from '../../resources/launch.ts';
 
-export default defineRoute<{ input?: Record<string, unknown>; version?: string; connections?: Record<string, string> }, { version?: string }, { scope: string; name: string }>({
+export default defineRoute<
+  { input?: Record<string, unknown>; version?: string; connections?: Record<string, string> },
+  { version?: string },
+  { scope: string; name: string }
+>({
   method: 'post',
   path: '/api/agents/:scope/:name/run',
   operationId: 'runAgent',
   summary: 'Launch a run of the agent',
   description:
-    'The input is validated against the agent\'s input schema (defaults applied). Answers 201 with the run (status `pending`) once it is queued, without waiting for execution. Organization limits: `per_org_global_rate_per_min` (429 `org_run_rate_limited`) and `max_concurrent_per_org` (429 `org_run_concurrency_exceeded`), both with Retry-After. Each integration dependency needs a usable connection of the actor (see `connections` and GET .../connection-readiness): otherwise 409 `connection_missing`, no run, and a `run.connection_missing` event.',
+    "The input is validated against the agent's input schema (defaults applied). Answers 201 with the run (status `pending`) " +
+    'once it is queued, without waiting for execution. Organization limits: `per_org_global_rate_per_min` (429 `org_run_rate_limited`) ' +
+    'and `max_concurrent_per_org` (429 `org_run_concurrency_exceeded`), both with Retry-After. Each integration dependency needs ' +
+    'a usable connection of the actor (see `connections` and GET .../connection-readiness): otherwise 409 `connection_missing`, ' +
+    'no run, and a `run.connection_missing` event.',
   tag: 'Runs',
   auth: 'any',
   context: 'space',

@@ -10,7 +10,9 @@ export default defineRoute<{ name: string; scopes?: string[]; expiresAt?: string
   operationId: 'createApiKey',
   summary: 'Create an API key in the selected space',
   description:
-    'Session only (an API key cannot create a key), with `api-keys:create`. Scopes the caller does not hold are dropped silently; a scope no key can carry is 400 `invalid_request`; omitted or empty = every grantable scope the caller holds. The full `key` is returned once.',
+    'Session only (an API key cannot create a key), with `api-keys:create`. Scopes the caller does not hold are dropped silently; ' +
+    'a scope no key can carry is 400 `invalid_request`; omitted or empty = every grantable scope the caller holds. The full `key` ' +
+    'is returned once.',
   tag: 'API keys',
   auth: 'session',
   context: 'space',
@@ -27,7 +29,11 @@ export default defineRoute<{ name: string; scopes?: string[]; expiresAt?: string
   },
   responses: { 201: { description: 'Created; `key` is shown this once', schema: apiKeySchema } },
   async handler(ctx, { body }) {
-    const { key, row } = await createApiKey(ctx.services.knex, keyHolder(ctx), { name: body.name, scopes: body.scopes, expiresAt: body.expiresAt ? new Date(body.expiresAt) : null });
+    const { key, row } = await createApiKey(ctx.services.knex, keyHolder(ctx), {
+      name: body.name,
+      scopes: body.scopes,
+      expiresAt: body.expiresAt ? new Date(body.expiresAt) : null,
+    });
     ctx.status = 201;
     ctx.body = { ...apiKeyDto(row), key };
   },

@@ -19,7 +19,11 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
   async handler(ctx, { query }) {
     const { space, org } = ctx.state.tenancy!;
     const live = liveApiKeys(ctx.services.knex, org!.id, space!.id);
-    const { rows, hasMore } = await cursorPage<ApiKey>(ctx, live, { limit: limitFrom(query.limit, 20, 100), startingAfter: query.startingAfter, endingBefore: query.endingBefore });
+    const { rows, hasMore } = await cursorPage<ApiKey>(ctx, live, {
+      limit: limitFrom(query.limit, 20, 100),
+      startingAfter: query.startingAfter,
+      endingBefore: query.endingBefore,
+    });
     ctx.body = { object: 'list', data: rows.map(apiKeyDto), hasMore };
   },
 });

@@ -7,7 +7,7 @@ export default defineRoute<unknown, unknown, { id: string }>({
   path: '/api/api-keys/:id',
   operationId: 'revokeApiKey',
   summary: 'Revoke an API key, immediately',
-  description: 'Your own keys with `api-keys:delete`; anyone\'s in the space with `spaces:write` as well.',
+  description: "Your own keys with `api-keys:delete`; anyone's in the space with `spaces:write` as well.",
   tag: 'API keys',
   auth: 'session',
   context: 'space',

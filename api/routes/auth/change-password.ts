@@ -11,7 +11,7 @@ export default defineRoute<{ currentPassword: string; newPassword: string }>({
   method: 'post',
   path: '/api/auth/change-password',
   operationId: 'changePassword',
-  summary: 'Change the password; ends the account\'s other sessions and keeps this one',
+  summary: "Change the password; ends the account's other sessions and keeps this one",
   tag: 'Auth',
   auth: 'session',
   rateLimit: { points: 10, duration: 60, by: 'ip', productionOnly: true },

@@ -1,4 +1,5 @@
-// Sign-up, sign-in and sessions, passwords and the first-user bootstrap (SPEC 3.1, 4.1); mounted by api/routes/index.ts in this order, which is the order in OpenAPI.
+// Sign-up, sign-in and sessions, passwords and the first-user bootstrap (SPEC 3.1, 4.1); mounted by api/routes/index.ts in
+// this order, which is the order in OpenAPI.
 import type { RouteDef } from '../../route.ts';
 import bootstrapRedeem from './bootstrap-redeem.ts';
 import changePassword from './change-password.ts';

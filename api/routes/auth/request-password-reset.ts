@@ -8,7 +8,9 @@ export default defineRoute<{ email: string }>({
   path: '/api/auth/request-password-reset',
   operationId: 'requestPasswordReset',
   summary: 'Mail a password reset token',
-  description: 'Always 202, whether or not the address has an account. The token is mailed over `SMTP_URL`; without it the mail waits (sealed) in the outbox, and outside production the token is logged instead.',
+  description:
+    'Always 202, whether or not the address has an account. The token is mailed over `SMTP_URL`; without it the mail waits (sealed) ' +
+    'in the outbox, and outside production the token is logged instead.',
   tag: 'Auth',
   auth: 'none',
   rateLimit: { points: 5, duration: 60, by: 'ip', productionOnly: true },
@@ -27,9 +29,15 @@ export default defineRoute<{ email: string }>({
       } else if (config.nodeEnv !== 'production') {
         // A developer without a mail server still needs the token; never in production, where
         // logs travel further than the account's owner.
-        log.warn({ userId: user.id, mailId, resetToken: token }, 'SMTP_URL is not set: the password reset token is logged here instead of mailed (never with NODE_ENV=production)');
+        log.warn(
+          { userId: user.id, mailId, resetToken: token },
+          'SMTP_URL is not set: the password reset token is logged here instead of mailed (never with NODE_ENV=production)',
+        );
       } else {
-        log.error({ userId: user.id, mailId }, 'SMTP_URL is not set: the password reset mail waits in the outbox, sealed, until SMTP_URL is set or it expires (1 h)');
+        log.error(
+          { userId: user.id, mailId },
+          'SMTP_URL is not set: the password reset mail waits in the outbox, sealed, until SMTP_URL is set or it expires (1 h)',
+        );
       }
     };
     void issue().catch((err) => log.error({ err }, 'password reset could not be queued'));

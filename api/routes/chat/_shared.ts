@@ -22,4 +22,5 @@ export async function findCallerSession(ctx: AppContext, id: string): Promise<Ch
 export const chatSessionIdParam = { type: 'object', required: ['id'], properties: { id: { type: 'string', minLength: 1 } } } as const;
 
 export const CHAT_AUTH_NOTE =
-  'Chat is for signed-in people: the session cookie with X-Org-Id and X-Space-Id (an API key is 403). A session belongs to the person who opened it; anyone else gets 404.';
+  'Chat is for signed-in people: the session cookie with X-Org-Id and X-Space-Id (an API key is 403). A session belongs to ' +
+  'the person who opened it; anyone else gets 404.';

@@ -14,7 +14,10 @@ export default defineRoute<{ packageId: string; version?: string }>({
   path: '/api/chat/sessions',
   operationId: 'createChatSession',
   summary: 'Open a chat session with an agent',
-  description: `A conversation with one published version of an agent the caller may run (\`agents:run\`), visible from the space: the latest version unless \`version\` names one; every turn of the session runs that version. Send messages with \`POST /api/chat/sessions/{id}/messages\`. ${CHAT_AUTH_NOTE}`,
+  description:
+    `A conversation with one published version of an agent the caller may run (\`agents:run\`), visible from the space: the latest ` +
+    `version unless \`version\` names one; every turn of the session runs that version. Send messages with \`POST /api/chat/sessions/{id}/messages\`. ` +
+    `${CHAT_AUTH_NOTE}`,
   tag: 'Chat',
   auth: 'session',
   context: 'space',
@@ -35,7 +38,11 @@ export default defineRoute<{ packageId: string; version?: string }>({
     const { knex, workflows, config } = ctx.services;
     const [, scope, name] = AGENT_ID.exec(body.packageId)!;
     const agent = await resolveAgent(knex, org!.id, space!.id, scope, name, body.version);
-    if (!agent) throw problem('not_found', body.version ? `No version ${body.version} of ${body.packageId}` : `No agent ${body.packageId} (or it has no published version)`);
+    if (!agent)
+      throw problem(
+        'not_found',
+        body.version ? `No version ${body.version} of ${body.packageId}` : `No agent ${body.packageId} (or it has no published version)`,
+      );
     const [row] = (await knex('chat_sessions')
       .insert({
         id: newId('chs'),

@@ -13,7 +13,10 @@ const exchangeSchema = (reply: 'reply' | 'none') => ({
   properties: {
     object: { const: 'chat_exchange' },
     message: { ...chatMessageSchema, description: 'The message sent, stored' },
-    reply: reply === 'reply' ? { ...chatMessageSchema, description: "The assistant's reply (`failed` with `error` when the turn could not answer)" } : { type: 'null' },
+    reply:
+      reply === 'reply'
+        ? { ...chatMessageSchema, description: "The assistant's reply (`failed` with `error` when the turn could not answer)" }
+        : { type: 'null' },
   },
 });
 
@@ -22,7 +25,12 @@ export default defineRoute<{ content: string }, { wait?: number }, { id: string 
   path: '/api/chat/sessions/:id/messages',
   operationId: 'sendChatMessage',
   summary: 'Send a message and wait for the reply',
-  description: `Stores the message and hands it to the session's workflow (a Temporal update), where the agent answers it in its sandbox with the conversation so far. Answers 200 with the reply when the turn ends within \`wait\` seconds; otherwise 202 with \`reply: null\`: the turn goes on, a \`chat_session_update\` frame follows when the reply is stored, and \`GET /api/chat/sessions/{id}/messages\` shows it. One turn at a time: while the session is \`responding\`, another message is 409 \`conflict\`. Needs \`agents:run\`. ${CHAT_AUTH_NOTE}`,
+  description:
+    `Stores the message and hands it to the session's workflow (a Temporal update), where the agent answers it in its sandbox ` +
+    `with the conversation so far. Answers 200 with the reply when the turn ends within \`wait\` seconds; otherwise 202 with ` +
+    `\`reply: null\`: the turn goes on, a \`chat_session_update\` frame follows when the reply is stored, and \`GET /api/chat/sessions/{id}/messages\` ` +
+    `shows it. One turn at a time: while the session is \`responding\`, another message is 409 \`conflict\`. Needs \`agents:run\`. ` +
+    `${CHAT_AUTH_NOTE}`,
   tag: 'Chat',
   auth: 'session',
   context: 'space',
@@ -54,8 +62,14 @@ export default defineRoute<{ content: string }, { wait?: number }, { id: string 
     if (!message) {
       // The earlier message's update is sent again (the same update id: harmless), so a session
       // whose update was lost before Temporal held it does not stay responding.
-      deliverMessage(workflows, session, fullName, pending!, 0).catch((err) => log.warn({ err, sessionId: session.id }, 'chat: re-sending a pending message failed'));
-      throw problem('conflict', `The session is still answering message ${pending}: wait for its reply (a chat_session_update frame, or GET /api/chat/sessions/${session.id}/messages), then send again`);
+      deliverMessage(workflows, session, fullName, pending!, 0).catch((err) =>
+        log.warn({ err, sessionId: session.id }, 'chat: re-sending a pending message failed'),
+      );
+      throw problem(
+        'conflict',
+        `The session is still answering message ${pending}: wait for its reply (a chat_session_update frame, or GET \
+/api/chat/sessions/${session.id}/messages), ` + `then send again`,
+      );
     }
     let replyId: string | undefined;
     try {

@@ -8,7 +8,8 @@ export default defineRoute<unknown, unknown, { id: string }>({
   operationId: 'deleteConnection',
   summary: 'Delete one of your connections and its stored credential',
   description:
-    "Schedules that relied on it are disabled with a reason (`disabled_reason`), in the same request: those you created in this space whose agent depends on the connection's integration and for which you have no other usable connection.",
+    'Schedules that relied on it are disabled with a reason (`disabled_reason`), in the same request: those you created in this ' +
+    "space whose agent depends on the connection's integration and for which you have no other usable connection.",
   tag: 'Connections',
   auth: 'any',
   context: 'space',

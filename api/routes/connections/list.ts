@@ -9,7 +9,8 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
   path: '/api/connections',
   operationId: 'listConnections',
   summary: "The caller's own connections in the space, newest first (cursor pagination)",
-  description: 'A person sees the connections it made; an API key acting for an end-user (`Service-User`) sees that end-user\'s. Credentials are never returned.',
+  description:
+    "A person sees the connections it made; an API key acting for an end-user (`Service-User`) sees that end-user's. Credentials are never returned.",
   tag: 'Connections',
   auth: 'any',
   context: 'space',

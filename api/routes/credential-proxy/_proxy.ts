@@ -59,7 +59,21 @@ const NOT_FORWARDED = new Set([
 ]);
 
 /** Target headers not passed back: hop-by-hop, the length (recomputed), and those this service sets. */
-const NOT_RETURNED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'trailer', 'upgrade', 'content-length', 'request-id', 'ratelimit', 'ratelimit-policy', 'retry-after-ms', 'service-version', 'proxy-status']);
+const NOT_RETURNED = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'transfer-encoding',
+  'trailer',
+  'upgrade',
+  'content-length',
+  'request-id',
+  'ratelimit',
+  'ratelimit-policy',
+  'retry-after-ms',
+  'service-version',
+  'proxy-status',
+]);
 
 /** SPEC 8.5: `CREDENTIAL_PROXY_LIMITS.rate_per_min` per identity, shared by every method. */
 function credentialProxyRateLimit(): RateLimitRule {
@@ -79,7 +93,10 @@ async function enforceSharedLimit(ctx: AppContext): Promise<void> {
   } catch (err) {
     if (!(err instanceof RateLimiterRes)) throw err;
     const retryAfter = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
-    throw problem('rate_limited', { detail: `CREDENTIAL_PROXY_LIMITS.rate_per_min (${points}) reached for this identity; retry in ${retryAfter} s`, retryAfter });
+    throw problem('rate_limited', {
+      detail: `CREDENTIAL_PROXY_LIMITS.rate_per_min (${points}) reached for this identity; retry in ${retryAfter} s`,
+      retryAfter,
+    });
   }
 }
 
@@ -89,7 +106,12 @@ const TARGET_URL = /^[Hh][Tt][Tt][Pp][Ss]?:\/\/[A-Za-z0-9]+(\.[A-Za-z0-9]+)*(:[0
 
 function requiredHeader(ctx: AppContext, name: string): string {
   const value = ctx.get(name).trim();
-  if (!value) throw problem('validation_failed', { detail: `Header ${name} is required`, param: name, errors: [{ field: name, code: 'required', message: `${name} is required` }] });
+  if (!value)
+    throw problem('validation_failed', {
+      detail: `Header ${name} is required`,
+      param: name,
+      errors: [{ field: name, code: 'required', message: `${name} is required` }],
+    });
   return value;
 }
 
@@ -144,7 +166,8 @@ async function chooseConnection(ctx: AppContext, integrationId: string, target: 
   const integration = await findIntegration(knex, org!.id, space!.id, m[1], m[2]);
   if (!integration) throw problem('not_found', { detail: `No integration ${integrationId} in this space`, param: proxyHeaders.integration });
   const auths = integration.auths.filter((a) => matchesAuthorizedUri(target, a.authorizedUris));
-  if (!auths.length) throw problem('unauthorized_target', { detail: `${target} is outside the authorized_uris of ${integrationId}`, param: proxyHeaders.target });
+  if (!auths.length)
+    throw problem('unauthorized_target', { detail: `${target} is outside the authorized_uris of ${integrationId}`, param: proxyHeaders.target });
   const candidates = (await ownedConnections(knex, { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx) })
     .where({ integration_package_id: integration.id, needs_reconnection: false })
     .whereIn(
@@ -193,7 +216,10 @@ export async function proxyCall(ctx: AppContext): Promise<void> {
   const { org, space } = ctx.state.tenancy!;
   const session = await findLiveProxySession(knex, sessionId, { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx) });
   if (!session) {
-    throw problem('invalid_proxy_session', { detail: `${proxyHeaders.session} names no live credential-proxy session of yours in this space`, param: proxyHeaders.session });
+    throw problem('invalid_proxy_session', {
+      detail: `${proxyHeaders.session} names no live credential-proxy session of yours in this space`,
+      param: proxyHeaders.session,
+    });
   }
   const body = await readBody(ctx);
   const { auth, connection } = await chooseConnection(ctx, integrationId, target);
@@ -211,7 +237,8 @@ export async function proxyCall(ctx: AppContext): Promise<void> {
       abort.signal,
     );
   } catch (err) {
-    if (err instanceof DeliveryRefused) throw problem(REFUSALS[err.reason], { detail: err.message, param: err.reason === 'request_too_large' ? undefined : proxyHeaders.target });
+    if (err instanceof DeliveryRefused)
+      throw problem(REFUSALS[err.reason], { detail: err.message, param: err.reason === 'request_too_large' ? undefined : proxyHeaders.target });
     throw err;
   }
   ctx.status = answer.status;
@@ -235,10 +262,21 @@ export function proxyRoutes(): RouteDef[] {
       operationId: `credentialProxy${method[0].toUpperCase()}${method.slice(1)}`,
       summary: `Call a third-party API with a connection's credential injected (${method.toUpperCase()})`,
       description: [
-        `Forwards this ${method.toUpperCase()} to \`X-Target\` (an absolute URL) with the credential of one of your connections of \`X-Integration-Id\` injected per its auth's \`delivery.http\`: among your usable connections (not \`needs_reconnection\`) whose auth's \`authorized_uris\` match the target, the most recently updated one granted the target: a connection goes only where the integration version it was made (or last reconnected) under allowed, so a target a newer version added answers 403 \`unauthorized_target\` until you reconnect. \`X-Session-Id\` must be a live \`cps_\` session of yours (the same person, or the same end-user of \`Service-User\`) in this space (else 403 \`invalid_proxy_session\`).`,
-        "Your headers and body are forwarded except hop-by-hop headers, `Authorization`, `Cookie`, `X-Integration-Id`, `X-Target`, `X-Session-Id`, `X-Org-Id`, `X-Space-Id`, `X-View-As`, `Service-User`, `Service-Version` and `Idempotency-Key` (refused on writes, as on every route that does not honour it); `Accept-Encoding` is sent as `identity`.",
-        "The answer is the target's own status, headers (`Set-Cookie` removed) and body, plus `Proxy-Status: service; received-status=<n>`; no redirect is followed (a 3xx comes back as is); credential values the target echoes are replaced by `[redacted]`.",
-        'Refusals: a target outside `authorized_uris`, or a private address not allowed by `EGRESS_ALLOW_INTERNAL_HOSTS`: 403 `unauthorized_target`; no usable connection: 409 `proxy_connection_missing`; body over `CREDENTIAL_PROXY_LIMITS.max_request_bytes`: 413 `payload_too_large`; answer over `max_response_bytes`: 502 `upstream_response_too_large`; target unreachable or silent for 30 s: 502 `upstream_unreachable`. `CREDENTIAL_PROXY_LIMITS.rate_per_min` per identity, all methods together.',
+        `Forwards this ${method.toUpperCase()} to \`X-Target\` (an absolute URL) with the credential of one of your connections of ` +
+          `\`X-Integration-Id\` injected per its auth's \`delivery.http\`: among your usable connections (not \`needs_reconnection\`) ` +
+          `whose auth's \`authorized_uris\` match the target, the most recently updated one granted the target: a connection goes only ` +
+          `where the integration version it was made (or last reconnected) under allowed, so a target a newer version added answers ` +
+          `403 \`unauthorized_target\` until you reconnect. \`X-Session-Id\` must be a live \`cps_\` session of yours (the same person, ` +
+          `or the same end-user of \`Service-User\`) in this space (else 403 \`invalid_proxy_session\`).`,
+        'Your headers and body are forwarded except hop-by-hop headers, `Authorization`, `Cookie`, `X-Integration-Id`, `X-Target`, ' +
+          '`X-Session-Id`, `X-Org-Id`, `X-Space-Id`, `X-View-As`, `Service-User`, `Service-Version` and `Idempotency-Key` (refused ' +
+          'on writes, as on every route that does not honour it); `Accept-Encoding` is sent as `identity`.',
+        "The answer is the target's own status, headers (`Set-Cookie` removed) and body, plus `Proxy-Status: service; received-status=<n>`; " +
+          'no redirect is followed (a 3xx comes back as is); credential values the target echoes are replaced by `[redacted]`.',
+        'Refusals: a target outside `authorized_uris`, or a private address not allowed by `EGRESS_ALLOW_INTERNAL_HOSTS`: 403 `unauthorized_target`; ' +
+          'no usable connection: 409 `proxy_connection_missing`; body over `CREDENTIAL_PROXY_LIMITS.max_request_bytes`: 413 `payload_too_large`; ' +
+          'answer over `max_response_bytes`: 502 `upstream_response_too_large`; target unreachable or silent for 30 s: 502 `upstream_unreachable`. ' +
+          '`CREDENTIAL_PROXY_LIMITS.rate_per_min` per identity, all methods together.',
       ].join(' '),
       tag: 'Credential proxy',
       auth: 'any',
@@ -246,13 +284,24 @@ export function proxyRoutes(): RouteDef[] {
       scope: 'credential-proxy:call',
       rateLimit,
       headers: {
-        [proxyHeaders.integration]: { description: 'The integration whose connection is used, `@scope/name`', required: true, schema: { type: 'string', pattern: INTEGRATION_ID.source } },
+        [proxyHeaders.integration]: {
+          description: 'The integration whose connection is used, `@scope/name`',
+          required: true,
+          schema: { type: 'string', pattern: INTEGRATION_ID.source },
+        },
         [proxyHeaders.target]: { description: 'The absolute http(s) URL called', required: true, schema: { type: 'string', pattern: TARGET_URL.source } },
-        [proxyHeaders.session]: { description: 'A live credential-proxy session (`cps_...`) of the caller', required: true, schema: { type: 'string', pattern: '\\S' } },
+        [proxyHeaders.session]: {
+          description: 'A live credential-proxy session (`cps_...`) of the caller',
+          required: true,
+          schema: { type: 'string', pattern: '\\S' },
+        },
       },
       ...(method === 'get' || method === 'delete' ? {} : { streamBody: { contentType: '*/*', schema: { description: 'Any body, forwarded as sent' } } }),
       responses: {
-        200: { description: "The target's answer (any status, headers and body it sent), with `Proxy-Status: service; received-status=<n>`", contentType: '*/*' },
+        200: {
+          description: "The target's answer (any status, headers and body it sent), with `Proxy-Status: service; received-status=<n>`",
+          contentType: '*/*',
+        },
       },
       async handler(ctx) {
         await proxyCall(ctx);

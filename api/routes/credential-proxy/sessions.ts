@@ -9,7 +9,9 @@ export default defineRoute({
   operationId: 'createCredentialProxySession',
   summary: 'Open a credential-proxy session',
   description:
-    'A `cps_` session to send as `X-Session-Id` on `/api/credential-proxy/proxy`, valid `CREDENTIAL_PROXY_LIMITS.session_ttl_seconds`. It belongs to the caller: the end-user of `Service-User` when sent, else the person (an API key\'s creator); the proxy uses that owner\'s connections only, and refuses the session to anyone else (403 `invalid_proxy_session`).',
+    'A `cps_` session to send as `X-Session-Id` on `/api/credential-proxy/proxy`, valid `CREDENTIAL_PROXY_LIMITS.session_ttl_seconds`. ' +
+    "It belongs to the caller: the end-user of `Service-User` when sent, else the person (an API key's creator); the proxy uses " +
+    "that owner's connections only, and refuses the session to anyone else (403 `invalid_proxy_session`).",
   tag: 'Credential proxy',
   auth: 'any',
   context: 'space',

@@ -13,7 +13,9 @@ const ASSETS: Record<string, string> = {
   'swagger-ui-standalone-preset.js': 'application/javascript',
   'favicon-32x32.png': 'image/png',
 };
-const INIT_JS = `window.onload = () => { window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#ui', deepLinking: true, presets: [SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'BaseLayout' }); };`;
+const INIT_JS =
+  `window.onload = () => { window.ui = SwaggerUIBundle({ url: '/api/openapi.json', dom_id: '#ui', deepLinking: true, presets: ` +
+  `[SwaggerUIBundle.presets.apis, SwaggerUIStandalonePreset], layout: 'BaseLayout' }); };`;
 const HTML = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Agent Execution Service API</title>
 <link rel="icon" href="/api/docs/assets/favicon-32x32.png"><link rel="stylesheet" href="/api/docs/assets/swagger-ui.css"></head>

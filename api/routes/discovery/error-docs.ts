@@ -19,6 +19,8 @@ export default defineRoute<unknown, unknown, { code: string }>({
     const entry = ERROR_CATALOG[code];
     if (!entry) throw problem('not_found', 'No such error code');
     ctx.type = 'text/html; charset=utf-8';
-    ctx.body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(entry.title)}</title></head><body><h1>${escapeHtml(entry.title)}</h1><p>HTTP ${entry.status}, <code>code: ${code}</code></p><p>${escapeHtml(entry.description)}</p></body></html>`;
+    ctx.body =
+      `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(entry.title)}</title></head><body>\
+<h1>${escapeHtml(entry.title)}</h1><p>HTTP ` + `${entry.status}, <code>code: ${code}</code></p><p>${escapeHtml(entry.description)}</p></body></html>`;
   },
 });

@@ -31,10 +31,7 @@ export default defineRoute({
   },
   async handler(ctx) {
     const { knex, temporal } = ctx.services;
-    const [postgres, temporalCheck] = await Promise.all([
-      check(() => knex.raw('select 1')),
-      check(() => temporal.workflowService.getSystemInfo({})),
-    ]);
+    const [postgres, temporalCheck] = await Promise.all([check(() => knex.raw('select 1')), check(() => temporal.workflowService.getSystemInfo({}))]);
     const ok = postgres.ok && temporalCheck.ok;
     ctx.status = ok ? 200 : 503;
     ctx.body = { status: ok ? 'ok' : 'degraded', postgres, temporal: temporalCheck };

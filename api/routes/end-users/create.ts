@@ -23,11 +23,18 @@ export default defineRoute<{ externalId: string; name: string }>({
   async handler(ctx, { body }) {
     const { org, space } = ctx.state.tenancy!;
     try {
-      const row = await EndUser.query(ctx.services.knex).insertAndFetch({ id: newId('eu'), org_id: org!.id, space_id: space!.id, external_id: body.externalId, name: body.name });
+      const row = await EndUser.query(ctx.services.knex).insertAndFetch({
+        id: newId('eu'),
+        org_id: org!.id,
+        space_id: space!.id,
+        external_id: body.externalId,
+        name: body.name,
+      });
       ctx.status = 201;
       ctx.body = endUserDto(row);
     } catch (err) {
-      if (isUniqueViolation(err)) throw problem('conflict', { detail: `An end-user with externalId "${body.externalId}" exists in this space`, param: 'externalId' });
+      if (isUniqueViolation(err))
+        throw problem('conflict', { detail: `An end-user with externalId "${body.externalId}" exists in this space`, param: 'externalId' });
       throw err;
     }
   },

@@ -24,10 +24,14 @@ export default defineRoute<{ externalId?: string; name?: string }, unknown, { id
     if (body.externalId !== undefined) patch.external_id = body.externalId;
     if (body.name !== undefined) patch.name = body.name;
     try {
-      const [row] = (await EndUser.query(ctx.services.knex).patch(patch).where({ id: current.id, org_id: current.org_id }).returning('*')) as unknown as EndUser[];
+      const [row] = (await EndUser.query(ctx.services.knex)
+        .patch(patch)
+        .where({ id: current.id, org_id: current.org_id })
+        .returning('*')) as unknown as EndUser[];
       ctx.body = endUserDto(row);
     } catch (err) {
-      if (isUniqueViolation(err)) throw problem('conflict', { detail: `An end-user with externalId "${body.externalId}" exists in this space`, param: 'externalId' });
+      if (isUniqueViolation(err))
+        throw problem('conflict', { detail: `An end-user with externalId "${body.externalId}" exists in this space`, param: 'externalId' });
       throw err;
     }
   },

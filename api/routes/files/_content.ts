@@ -12,7 +12,7 @@ export function contentDisposition(kind: 'attachment' | 'inline', name: string):
   return `${kind}; filename="${ascii}"; filename*=UTF-8''${encoded}`;
 }
 
-const TOKEN = "[A-Za-z0-9!#$&^_.+-]+";
+const TOKEN = '[A-Za-z0-9!#$&^_.+-]+';
 const MEDIA_TYPE = new RegExp(`^${TOKEN}/${TOKEN}( *; *${TOKEN}=(${TOKEN}|"[^"\\u0000-\\u001F\\u007F]*"))*$`);
 
 /** The stored type when it is a well-formed media type, else `application/octet-stream`. */

@@ -17,10 +17,12 @@ export default defineRoute<unknown, unknown, { id: string }>({
   method: 'get',
   path: '/api/files/:id/content',
   operationId: 'getFileContent',
-  summary: 'Download a file\'s bytes (ETag, byte ranges)',
+  summary: "Download a file's bytes (ETag, byte ranges)",
   description:
-    'Streams the bytes with the stored `Content-Type`, always as an attachment (`Content-Disposition: attachment`) with `X-Content-Type-Options: nosniff`; an inline view is `POST /api/files/{id}/preview-url`. ' +
-    '`ETag` is the SHA-256: `If-None-Match` with it answers 304. One byte range (`Range: bytes=a-b`, `a-` or `-n`) answers 206 with `Content-Range`; a range past the end 416 `range_not_satisfiable` with `Content-Range: bytes */<size>`; ' +
+    'Streams the bytes with the stored `Content-Type`, always as an attachment (`Content-Disposition: attachment`) with `X-Content-Type-Options: ' +
+    'nosniff`; an inline view is `POST /api/files/{id}/preview-url`. ' +
+    '`ETag` is the SHA-256: `If-None-Match` with it answers 304. One byte range (`Range: bytes=a-b`, `a-` or `-n`) answers 206 ' +
+    'with `Content-Range`; a range past the end 416 `range_not_satisfiable` with `Content-Range: bytes */<size>`; ' +
     'several ranges, or an `If-Range` that is not the current ETag, answer the whole file (200). Visible as runs are; otherwise 404. Needs `files:read`.',
   tag: 'Files',
   auth: 'any',
@@ -71,7 +73,7 @@ export default defineRoute<unknown, unknown, { id: string }>({
     } catch (err) {
       if (!(err instanceof StoredFileMissingError)) throw err;
       ctx.services.log.error({ fileId: file.id, key: file.storage_key }, 'file row without stored bytes');
-      throw problem('not_found', 'The file\'s bytes are gone');
+      throw problem('not_found', "The file's bytes are gone");
     }
     ctx.set('X-Content-Type-Options', 'nosniff');
     ctx.set('Content-Disposition', contentDisposition('attachment', file.name));

@@ -10,7 +10,8 @@ export default defineRoute<unknown, unknown, { id: string }>({
   operationId: 'deleteFile',
   summary: 'Delete a file and its bytes',
   description:
-    'Removes the file and its stored bytes (bytes another file or a pending upload still uses stay until those go). Visible as runs are; a file the caller cannot read is 404. Needs `files:delete`.',
+    'Removes the file and its stored bytes (bytes another file or a pending upload still uses stay until those go). Visible as ' +
+    'runs are; a file the caller cannot read is 404. Needs `files:delete`.',
   tag: 'Files',
   auth: 'any',
   context: 'space',

@@ -6,8 +6,9 @@ export default defineRoute<unknown, unknown, { id: string }>({
   method: 'get',
   path: '/api/files/:id',
   operationId: 'getFile',
-  summary: 'Read a file\'s metadata',
-  description: 'Visible as runs are (see `GET /api/files`); a file the caller cannot read is 404. The bytes are at `/api/files/{id}/content`. Needs `files:read`.',
+  summary: "Read a file's metadata",
+  description:
+    'Visible as runs are (see `GET /api/files`); a file the caller cannot read is 404. The bytes are at `/api/files/{id}/content`. Needs `files:read`.',
   tag: 'Files',
   auth: 'any',
   context: 'space',

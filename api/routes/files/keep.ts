@@ -9,8 +9,10 @@ export default defineRoute<unknown, unknown, { id: string }>({
   operationId: 'keepFile',
   summary: 'Keep a file: it no longer expires',
   description:
-    'Clears the file\'s expiry (`kept: true`, `expiresAt: null`); keeping a kept file changes nothing. Kept files count against the organization\'s storage quota until deleted. ' +
-    'Needs `files:delete`: there is no `files:write`, and keeping decides, like deleting, how long the bytes stay and what the quota holds. Visible as runs are; otherwise 404.',
+    "Clears the file's expiry (`kept: true`, `expiresAt: null`); keeping a kept file changes nothing. Kept files count against " +
+    "the organization's storage quota until deleted. " +
+    'Needs `files:delete`: there is no `files:write`, and keeping decides, like deleting, how long the bytes stay and what the ' +
+    'quota holds. Visible as runs are; otherwise 404.',
   tag: 'Files',
   auth: 'any',
   context: 'space',

@@ -10,8 +10,9 @@ export default defineRoute<unknown, { runId?: string; limit?: number; startingAf
   operationId: 'listFiles',
   summary: 'Files of the space, newest first (cursor pagination)',
   description:
-    'Files are the inputs a run took and the outputs it wrote. Visible as runs are: with `runs:read-all` every file of the space, otherwise the caller\'s own (its API key\'s, its own, or, acting for an end-user, that end-user\'s). ' +
-    '`runId` lists one run\'s files. Unkept files expire seven days after creation (`expiresAt`); `POST /api/files/{id}/keep` keeps one. Needs `files:read`.',
+    'Files are the inputs a run took and the outputs it wrote. Visible as runs are: with `runs:read-all` every file of the space, ' +
+    "otherwise the caller's own (its API key's, its own, or, acting for an end-user, that end-user's). " +
+    "`runId` lists one run's files. Unkept files expire seven days after creation (`expiresAt`); `POST /api/files/{id}/keep` keeps one. Needs `files:read`.",
   tag: 'Files',
   auth: 'any',
   context: 'space',

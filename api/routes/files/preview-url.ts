@@ -9,8 +9,10 @@ export default defineRoute<unknown, unknown, { id: string }>({
   operationId: 'createFilePreviewUrl',
   summary: 'A five-minute link that shows the file inline (images, PDF, text)',
   description:
-    'Answers a signed `GET /preview/files/{id}?token=` URL that works without credentials for five minutes (for an `<img>` or a new tab), for this file only. Nothing is stored: deleting the file ends the link early; losing access to it does not. ' +
-    'Only PNG, JPEG, GIF and WebP images, PDF and plain text are previewed; other types (SVG among them) are 415 `preview_unsupported`: download them from `/content`. Visible as runs are; otherwise 404. Needs `files:read`.',
+    'Answers a signed `GET /preview/files/{id}?token=` URL that works without credentials for five minutes (for an `<img>` or ' +
+    'a new tab), for this file only. Nothing is stored: deleting the file ends the link early; losing access to it does not. ' +
+    'Only PNG, JPEG, GIF and WebP images, PDF and plain text are previewed; other types (SVG among them) are 415 `preview_unsupported`: ' +
+    'download them from `/content`. Visible as runs are; otherwise 404. Needs `files:read`.',
   tag: 'Files',
   auth: 'any',
   context: 'space',
@@ -39,6 +41,10 @@ export default defineRoute<unknown, unknown, { id: string }>({
     const { config } = ctx.services;
     const expiresAt = new Date((Math.floor(Date.now() / 1000) + PREVIEW_TTL_SECONDS) * 1000);
     const token = signPreviewToken(config.secretsKey, file.id, expiresAt);
-    ctx.body = { object: 'preview_url', url: `${config.publicUrl}/preview/files/${encodeURIComponent(file.id)}?token=${token}`, expiresAt: expiresAt.toISOString() };
+    ctx.body = {
+      object: 'preview_url',
+      url: `${config.publicUrl}/preview/files/${encodeURIComponent(file.id)}?token=${token}`,
+      expiresAt: expiresAt.toISOString(),
+    };
   },
 });

@@ -17,8 +17,11 @@ export default defineRoute<unknown, { token: string }, { id: string }>({
   operationId: 'previewFile',
   summary: 'Show a file inline through a signed preview link',
   description:
-    'The `token` from `POST /api/files/{id}/preview-url` is the credential (five minutes, this file only): a malformed, forged, other file\'s or expired token is 403 `preview_link_invalid`; a deleted file 404. ' +
-    'Served inline only for PNG, JPEG, GIF and WebP images, PDF and plain text (as `text/plain; charset=utf-8`), in a sandboxing `Content-Security-Policy` with `nosniff`; other types are 415 `preview_unsupported`. Limited to 120 requests a minute per client IP.',
+    'The `token` from `POST /api/files/{id}/preview-url` is the credential (five minutes, this file only): a malformed, forged, ' +
+    "other file's or expired token is 403 `preview_link_invalid`; a deleted file 404. " +
+    'Served inline only for PNG, JPEG, GIF and WebP images, PDF and plain text (as `text/plain; charset=utf-8`), in a sandboxing ' +
+    '`Content-Security-Policy` with `nosniff`; other types are 415 `preview_unsupported`. Limited to 120 requests a minute per ' +
+    'client IP.',
   tag: 'Files',
   auth: 'none',
   rateLimit: { points: 120, duration: 60, by: 'ip' },
@@ -26,7 +29,7 @@ export default defineRoute<unknown, { token: string }, { id: string }>({
   query: {
     type: 'object',
     required: ['token'],
-    properties: { token: { type: 'string', minLength: 1, maxLength: 200, description: 'The preview link\'s signed token' } },
+    properties: { token: { type: 'string', minLength: 1, maxLength: 200, description: "The preview link's signed token" } },
   },
   responses: {
     200: {
@@ -56,7 +59,7 @@ export default defineRoute<unknown, { token: string }, { id: string }>({
     } catch (err) {
       if (!(err instanceof StoredFileMissingError)) throw err;
       log.error({ fileId: file.id, key: file.storage_key }, 'file row without stored bytes');
-      throw problem('not_found', 'The file\'s bytes are gone');
+      throw problem('not_found', "The file's bytes are gone");
     }
     const maxAge = Math.max(0, Math.floor((expiresAt.getTime() - Date.now()) / 1000));
     ctx.set('Content-Security-Policy', PREVIEW_CSP);

@@ -165,7 +165,8 @@ export function fieldErrorsOf(errors: ProblemFieldError[] | undefined, auth: Int
     const type = typeOf(prop);
     let message: string;
     if (e.code === 'required') message = 'This field is required.';
-    else if (e.code === 'invalid_type') message = type === 'integer' ? 'Enter a whole number.' : type === 'number' ? 'Enter a number.' : `Enter a ${type ?? 'valid value'}.`;
+    else if (e.code === 'invalid_type')
+      message = type === 'integer' ? 'Enter a whole number.' : type === 'number' ? 'Enter a number.' : `Enter a ${type ?? 'valid value'}.`;
     else message = `${e.message.replace(`credentials.${name} `, '').replace(/^./, (c) => c.toUpperCase())}.`.replace(/\.\.$/, '.');
     byField[name] ??= message;
   }
@@ -204,7 +205,8 @@ function fieldHtml(name: string, prop: Prop, required: boolean, state: FormState
 
   if (type === 'boolean') {
     const checked = (submitted ?? (prop.default === true ? 'true' : '')) === 'true' ? ' checked' : '';
-    return `<div class="field check"><input type="checkbox" id="${id}" name="${inputName}" value="true"${checked}${aria}><label for="${id}">${label}</label>${help}${err}</div>`;
+    return `<div class="field check"><input type="checkbox" id="${id}" name="${inputName}" \
+value="true"${checked}${aria}><label for="${id}">${label}</label>${help}${err}</div>`;
   }
   let control: string;
   if (Array.isArray(prop.enum)) {
@@ -224,7 +226,9 @@ function fieldHtml(name: string, prop: Prop, required: boolean, state: FormState
     else if (prop.format === 'uri' || prop.format === 'url') inputType = 'url';
     if (typeof prop.maxLength === 'number') extra += ` maxlength="${prop.maxLength}"`;
     const autocomplete = secret ? 'off' : name.toLowerCase().includes('user') || prop.format === 'email' ? 'username' : 'off';
-    control = `<input type="${inputType}" id="${id}" name="${inputName}"${value !== undefined ? ` value="${escapeHtml(value)}"` : ''}${extra}${req} autocomplete="${autocomplete}" spellcheck="false"${aria}>`;
+    control =
+      `<input type="${inputType}" id="${id}" name="${inputName}"${value !== undefined ? ` value="${escapeHtml(value)}"` : ''}${extra}${req} ` +
+      `autocomplete="${autocomplete}" spellcheck="false"${aria}>`;
   }
   return `<div class="field"><label for="${id}">${label}${marker}</label>${control}${help}${err}</div>`;
 }

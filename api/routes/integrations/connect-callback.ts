@@ -15,7 +15,6 @@ import { defineRoute } from '../../route.ts';
 import { htmlPage } from './_shared.ts';
 import { escapeHtml, sendLinkGone, sendMessage, sendPage, sendSuccess, sessionTarget, startedHere } from './_form.ts';
 
-
 type SessionWithOAuth = ConnectSessionRow & { oauth_state_hash: string | null; oauth_verifier_sealed: string | null };
 
 // The character sets of RFC 6749 Appendix A (printable ASCII; NQSCHAR without `"` and `\`): with
@@ -29,8 +28,12 @@ export default defineRoute<unknown, { code?: string; state?: string; error?: str
   operationId: 'connectCallback',
   summary: 'OAuth 2 callback of the hosted connect link',
   description:
-    "The provider's redirect back after the person decided (`code` and `state`, or `error`). The state names the hosted link it came from; the code is exchanged at the auth's `token_url` by the `connectLogin` workflow (the code and PKCE verifier never enter its history) and the connection stored with `{access_token, refresh_token, expires_at, token_type}` sealed and the granted scopes. " +
-    'Success is a 200 page and uses the link up; a refusal (`error`, or a failed exchange) is a page naming it and leaves the link usable until its ten minutes end; an unknown state is 410.',
+    "The provider's redirect back after the person decided (`code` and `state`, or `error`). The state names the hosted link " +
+    "it came from; the code is exchanged at the auth's `token_url` by the `connectLogin` workflow (the code and PKCE verifier " +
+    'never enter its history) and the connection stored with `{access_token, refresh_token, expires_at, token_type}` sealed and ' +
+    'the granted scopes. ' +
+    'Success is a 200 page and uses the link up; a refusal (`error`, or a failed exchange) is a page naming it and leaves the ' +
+    'link usable until its ten minutes end; an unknown state is 410.',
   tag: 'Connections',
   auth: 'none',
   rateLimit: { points: 30, duration: 60, by: 'ip' },
@@ -57,7 +60,9 @@ export default defineRoute<unknown, { code?: string; state?: string; error?: str
     const { knex, config, workflows, log } = ctx.services;
     const state = query.state ?? '';
     const row = state
-      ? ((await knex('connect_sessions').where({ oauth_state_hash: sha256Hex(state) }).first()) as SessionWithOAuth | undefined)
+      ? ((await knex('connect_sessions')
+          .where({ oauth_state_hash: sha256Hex(state) })
+          .first()) as SessionWithOAuth | undefined)
       : undefined;
     if (!row || row.used_at || row.expires_at.getTime() <= Date.now()) return sendLinkGone(ctx);
     if (!startedHere(ctx, state)) {
@@ -67,10 +72,13 @@ export default defineRoute<unknown, { code?: string; state?: string; error?: str
       ]);
     }
     const target = await sessionTarget(knex, row);
-    if (target?.auth.connect !== 'oauth2') return sendMessage(ctx, 404, 'This integration is no longer available', ['Ask the application that sent you here for a new link.']);
+    if (target?.auth.connect !== 'oauth2')
+      return sendMessage(ctx, 404, 'This integration is no longer available', ['Ask the application that sent you here for a new link.']);
     const { integration, auth } = target;
     if (query.error || !query.code) {
-      const reason = query.error ? `${integration.displayName} answered: ${query.error}${query.error_description ? ` (${query.error_description})` : ''}.` : 'No authorization code came back.';
+      const reason = query.error
+        ? `${integration.displayName} answered: ${query.error}${query.error_description ? ` (${query.error_description})` : ''}.`
+        : 'No authorization code came back.';
       return sendMessage(ctx, 403, 'Access was not granted', [reason, 'Open the link you were given again to retry.'], `Connect ${integration.displayName}`);
     }
 
@@ -110,7 +118,8 @@ export default defineRoute<unknown, { code?: string; state?: string; error?: str
         ctx,
         502,
         `Connect ${integration.displayName}`,
-        `<h1>${escapeHtml(integration.displayName)}</h1>\n<p class="alert" role="alert">${escapeHtml(`The connection could not be completed. ${result.detail}`)}</p>\n<p>Open the link you were given again to retry.</p>`,
+        `<h1>${escapeHtml(integration.displayName)}</h1>\n<p class="alert" role="alert">${escapeHtml(`The connection \
+could not be completed. ${result.detail}`)}</p>\n<p>Open ` + `the link you were given again to retry.</p>`,
       );
     }
     const connection = (await knex('connections').where({ id: result.connectionId, org_id: row.org_id }).first()) as ConnectionRow;

@@ -15,7 +15,10 @@ export default defineRoute<Body, unknown, { scope: string; name: string; authKey
   operationId: 'createConnectSession',
   summary: 'Create a hosted connect link for an integration auth',
   description:
-    'Returns `connect_url` (`{PUBLIC_URL}/api/integrations/connect/start?token=...`), a link to a hosted form generated from the auth\'s `credentials.schema`, for a person to open in a browser. The link is single use (consumed by the first successful connection), valid ten minutes (`expiresAt`), and connects as the caller (its end-user with `Service-User`). `connection_id` names one of your connections of this auth to refresh in place (404 otherwise); `scopes` are recorded on the connection.',
+    'Returns `connect_url` (`{PUBLIC_URL}/api/integrations/connect/start?token=...`), a link to a hosted form generated from ' +
+    "the auth's `credentials.schema`, for a person to open in a browser. The link is single use (consumed by the first successful " +
+    'connection), valid ten minutes (`expiresAt`), and connects as the caller (its end-user with `Service-User`). `connection_id` ' +
+    'names one of your connections of this auth to refresh in place (404 otherwise); `scopes` are recorded on the connection.',
   tag: 'Connections',
   auth: 'any',
   context: 'space',
@@ -43,7 +46,10 @@ export default defineRoute<Body, unknown, { scope: string; name: string; authKey
     const { org, space } = ctx.state.tenancy!;
     const integration = await visibleIntegration(ctx, params.scope, params.name);
     const where = { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx) };
-    const link = await requestConnectLink(ctx.services.knex, ctx.services.config.publicUrl, where, integration, params.authKey, { scopes: body.scopes, connectionId: body.connection_id });
+    const link = await requestConnectLink(ctx.services.knex, ctx.services.config.publicUrl, where, integration, params.authKey, {
+      scopes: body.scopes,
+      connectionId: body.connection_id,
+    });
     ctx.status = 201;
     ctx.body = link;
   },

@@ -5,17 +5,7 @@ import { notifyConnectionUpdate } from '../../../shared/integrations/connection-
 import { readForm } from '../../html/form.ts';
 import { defineRoute } from '../../route.ts';
 import { htmlPage } from './_shared.ts';
-import {
-  credentialsFromForm,
-  csrfValid,
-  fieldErrorsOf,
-  sendForm,
-  sendLinkGone,
-  sendMessage,
-  sendSuccess,
-  sessionTarget,
-} from './_form.ts';
-
+import { credentialsFromForm, csrfValid, fieldErrorsOf, sendForm, sendLinkGone, sendMessage, sendSuccess, sessionTarget } from './_form.ts';
 
 export default defineRoute({
   method: 'post',
@@ -23,9 +13,12 @@ export default defineRoute({
   operationId: 'submitConnect',
   summary: 'Submit the hosted connect form',
   description:
-    'Posted by the hosted form (`application/x-www-form-urlencoded`: `token`, `csrf`, and `field.<name>` per credentials field; number, integer and boolean fields are converted to the schema\'s types, an empty text is left out). ' +
-    'A CSRF value that does not match the cookie is a 403 page. The connection is made as the link\'s creator, exactly as `connect/fields` does; success is a 200 page naming the integration and the connection, and uses the link up. ' +
-    'A validation failure re-shows the form with 400 and the reason next to each field; a sign-in the target refused re-shows it with 502 and the reason at the top; either way the link stays usable until its ten minutes end, then 410.',
+    'Posted by the hosted form (`application/x-www-form-urlencoded`: `token`, `csrf`, and `field.<name>` per credentials field; ' +
+    "number, integer and boolean fields are converted to the schema's types, an empty text is left out). " +
+    "A CSRF value that does not match the cookie is a 403 page. The connection is made as the link's creator, exactly as `connect/fields` " +
+    'does; success is a 200 page naming the integration and the connection, and uses the link up. ' +
+    'A validation failure re-shows the form with 400 and the reason next to each field; a sign-in the target refused re-shows ' +
+    'it with 502 and the reason at the top; either way the link stays usable until its ten minutes end, then 410.',
   tag: 'Connections',
   auth: 'none',
   rateLimit: { points: 20, duration: 60, by: 'ip' },
@@ -36,7 +29,7 @@ export default defineRoute({
       required: ['token', 'csrf'],
       properties: {
         token: { type: 'string', description: 'The link token' },
-        csrf: { type: 'string', description: 'The form\'s CSRF value' },
+        csrf: { type: 'string', description: "The form's CSRF value" },
       },
       additionalProperties: { type: 'string', description: '`field.<name>`: a credentials field' },
     },
@@ -47,7 +40,7 @@ export default defineRoute({
     403: htmlPage('The CSRF check failed: open the link again', true),
     404: htmlPage("The link's integration or auth is no longer available", true),
     410: htmlPage('The link expired, was used, or is unknown', true),
-    501: htmlPage("The auth connects through OAuth 2: it has no form to submit", true),
+    501: htmlPage('The auth connects through OAuth 2: it has no form to submit', true),
     502: htmlPage('The form again: the target refused the sign-in'),
   },
   async handler(ctx) {

@@ -10,8 +10,9 @@ export default defineRoute<unknown, unknown, PackageParams>({
   operationId: 'getIntegration',
   summary: 'An integration: the package representation (SPEC 2.11) plus its auths',
   description:
-    'Integrations homed in the request space or in the organization\'s default space are visible; others answer 404, as do integrations without `integrations:read`. ' +
-    '`auths` lists `{key, type, fields, connect, authorized_uris}` and never a secret. The `ETag` header is the draft\'s.',
+    "Integrations homed in the request space or in the organization's default space are visible; others answer 404, as do integrations " +
+    'without `integrations:read`. ' +
+    "`auths` lists `{key, type, fields, connect, authorized_uris}` and never a secret. The `ETag` header is the draft's.",
   tag: 'Integrations',
   auth: 'any',
   context: 'space',

@@ -18,7 +18,8 @@ export default defineRoute<unknown, { limit?: number; offset: number }>({
   path: '/api/integrations',
   operationId: 'listIntegrations',
   summary: 'Integrations visible from the space (its own and those shared from the default space)',
-  description: 'Offset pagination (default 100, max 100) with Link headers, sorted by package id. Each item is the package representation (SPEC 2.11) plus `auths`.',
+  description:
+    'Offset pagination (default 100, max 100) with Link headers, sorted by package id. Each item is the package representation (SPEC 2.11) plus `auths`.',
   tag: 'Integrations',
   auth: 'any',
   context: 'space',

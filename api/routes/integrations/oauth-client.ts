@@ -67,6 +67,12 @@ export default defineRoute<Body, unknown, { scope: string; name: string; authKey
       { clientId: body.client_id, clientSecret: body.client_secret },
     );
     ctx.status = created ? 201 : 200;
-    ctx.body = { object: 'integration_oauth_client', integration_package_id: integration.id, auth_key: auth.key, client_id: body.client_id, updatedAt: new Date(updatedAt).toISOString() };
+    ctx.body = {
+      object: 'integration_oauth_client',
+      integration_package_id: integration.id,
+      auth_key: auth.key,
+      client_id: body.client_id,
+      updatedAt: new Date(updatedAt).toISOString(),
+    };
   },
 });

@@ -22,7 +22,7 @@ import { grantOf } from '../../request-grant.ts';
 import { configuredRateLimit } from '../../rate-limits.ts';
 import type { AppContext } from '../../context.ts';
 import type { RateLimitRule } from '../../rate-limiters.ts';
-import type {  } from '../../route.ts';
+import type {} from '../../route.ts';
 import { canReadRun } from '../../../shared/runs/visibility.ts';
 import { audienceOf } from '../../resources/runs.ts';
 import { assertStorableJson } from '../../middleware/storable-text.ts';
@@ -156,7 +156,14 @@ function lastEventEnd(chunk: Buffer, prev: number | undefined): number {
  * dropped, the event it was in the middle of with it, and `out` ends with an error event
  * naming the limit (so the caller's SDK raises it): false then, true when the answer ended.
  */
-async function relay(body: AsyncIterable<Buffer>, out: PassThrough, tap: UsageTap, provider: ModelProvider, limit: number, signal: AbortSignal): Promise<boolean> {
+async function relay(
+  body: AsyncIterable<Buffer>,
+  out: PassThrough,
+  tap: UsageTap,
+  provider: ModelProvider,
+  limit: number,
+  signal: AbortSignal,
+): Promise<boolean> {
   let size = 0;
   /** Bytes of an event not complete yet. */
   let held: Buffer[] = [];

@@ -10,7 +10,10 @@ import type { AppContext } from '../../context.ts';
 import { callTool, TOOLS } from './_tools.ts';
 
 const INSTRUCTIONS =
-  'Runs the agents of one space of the Agent Execution Service. list_agents shows them with their input schemas; run_agent launches one and waits up to 55 s for its result; get_run (with `wait`) follows a run that is still going, get_run_logs reads its log, cancel_run stops it. A refused call is a tool error whose text starts with the problem code (forbidden, not_found, validation_failed, connection_missing, org_run_rate_limited, ...).';
+  'Runs the agents of one space of the Agent Execution Service. list_agents shows them with their input schemas; run_agent ' +
+  'launches one and waits up to 55 s for its result; get_run (with `wait`) follows a run that is still going, get_run_logs ' +
+  'reads its log, cancel_run stops it. A refused call is a tool error whose text starts with the problem code (forbidden, not_found, ' +
+  'validation_failed, connection_missing, org_run_rate_limited, ...).';
 
 /** A tool's answer: the object as JSON text and as structured content. */
 function toolResult(value: Record<string, unknown>): CallToolResult {
@@ -30,7 +33,15 @@ function toolError(ctx: AppContext, err: unknown, tool: string): CallToolResult 
 }
 
 /** The SDK (and zod under it), loaded by the first envelope: an API nobody asks over MCP does not hold it (issue 18). */
-let sdk: Promise<[typeof import('@modelcontextprotocol/sdk/server/index.js'), typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'), typeof import('@modelcontextprotocol/sdk/types.js')]> | undefined;
+let sdk:
+  | Promise<
+      [
+        typeof import('@modelcontextprotocol/sdk/server/index.js'),
+        typeof import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+        typeof import('@modelcontextprotocol/sdk/types.js'),
+      ]
+    >
+  | undefined;
 const loadSdk = () =>
   (sdk ??= Promise.all([
     import('@modelcontextprotocol/sdk/server/index.js'),
@@ -38,10 +49,22 @@ const loadSdk = () =>
     import('@modelcontextprotocol/sdk/types.js'),
   ]));
 
-function mcpServer(ctx: AppContext, [{ Server }, , { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }]: Awaited<ReturnType<typeof loadSdk>>): Server {
-  const server = new Server({ name: 'agent-execution-service', title: 'Agent Execution Service', version: CURRENT_API_VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+function mcpServer(
+  ctx: AppContext,
+  [{ Server }, , { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError }]: Awaited<ReturnType<typeof loadSdk>>,
+): Server {
+  const server = new Server(
+    { name: 'agent-execution-service', title: 'Agent Execution Service', version: CURRENT_API_VERSION },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+  );
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: TOOLS.map((t) => ({ name: t.name, title: t.title, description: t.description, inputSchema: t.inputSchema, annotations: { title: t.title, ...t.annotations } })),
+    tools: TOOLS.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: t.inputSchema,
+      annotations: { title: t.title, ...t.annotations },
+    })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {
     const tool = TOOLS.find((t) => t.name === request.params.name);

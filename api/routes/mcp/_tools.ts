@@ -32,7 +32,8 @@ export const TOOLS: readonly McpTool[] = [
     name: 'list_agents',
     title: 'List agents',
     description:
-      'Agents visible from the space (its own and those shared from the default space), sorted by id, as GET /api/agents shows them: id, description, input schema (`input.schema`), output schema, version. Offset pagination. Needs mcp:read and agents:read.',
+      'Agents visible from the space (its own and those shared from the default space), sorted by id, as GET /api/agents shows ' +
+      'them: id, description, input schema (`input.schema`), output schema, version. Offset pagination. Needs mcp:read and agents:read.',
     needs: ['mcp:read', 'agents:read'],
     inputSchema: {
       type: 'object',
@@ -50,7 +51,11 @@ export const TOOLS: readonly McpTool[] = [
   {
     name: 'run_agent',
     title: 'Run an agent',
-    description: `Launches a run of the agent, as POST /api/agents/{scope}/{name}/run does (input validated against the agent's input schema, organization run limits, a usable connection per integration dependency), then waits up to ${MAX_WAIT_SECONDS} s for it to end and returns the run: \`status\` (success, failed, timeout, cancelled; or still pending/running when the wait elapsed: follow it with get_run), \`result.output\` and \`error\`. Needs mcp:invoke and agents:run.`,
+    description:
+      `Launches a run of the agent, as POST /api/agents/{scope}/{name}/run does (input validated against the agent's input schema, ` +
+      `organization run limits, a usable connection per integration dependency), then waits up to ${MAX_WAIT_SECONDS} s for it ` +
+      `to end and returns the run: \`status\` (success, failed, timeout, cancelled; or still pending/running when the wait elapsed: ` +
+      `follow it with get_run), \`result.output\` and \`error\`. Needs mcp:invoke and agents:run.`,
     needs: ['mcp:invoke', 'agents:run'],
     inputSchema: {
       type: 'object',
@@ -75,7 +80,9 @@ export const TOOLS: readonly McpTool[] = [
   {
     name: 'get_run',
     title: 'Read a run',
-    description: `A run the caller may read (its own runs, or every run of the space with runs:read-all), with its files, as GET /api/runs/{id} shows it; \`wait\` (seconds, at most ${MAX_WAIT_SECONDS}) returns as soon as it ends. Needs mcp:read and runs:read.`,
+    description:
+      `A run the caller may read (its own runs, or every run of the space with runs:read-all), with its files, as GET /api/runs/{id} ` +
+      `shows it; \`wait\` (seconds, at most ${MAX_WAIT_SECONDS}) returns as soon as it ends. Needs mcp:read and runs:read.`,
     needs: ['mcp:read', 'runs:read'],
     inputSchema: {
       type: 'object',
@@ -95,7 +102,8 @@ export const TOOLS: readonly McpTool[] = [
     name: 'get_run_logs',
     title: 'Read the log of a run',
     description:
-      'Log entries of a run the caller may read with `seq` greater than `since`, ascending, as GET /api/runs/{id}/logs shows them (debug entries need runs:delete). While `hasMore`, call again with `since` = `nextSince`. Needs mcp:read and runs:read.',
+      'Log entries of a run the caller may read with `seq` greater than `since`, ascending, as GET /api/runs/{id}/logs shows them ' +
+      '(debug entries need runs:delete). While `hasMore`, call again with `since` = `nextSince`. Needs mcp:read and runs:read.',
     needs: ['mcp:read', 'runs:read'],
     inputSchema: {
       type: 'object',
@@ -117,7 +125,8 @@ export const TOOLS: readonly McpTool[] = [
     name: 'cancel_run',
     title: 'Cancel a run',
     description:
-      'Cancels a run the caller may read, as POST /api/runs/{id}/cancel does: its sandbox is killed and it ends `cancelled` (follow it with get_run and `wait`). A run that already ended is refused (run_not_cancellable). Needs mcp:invoke and runs:cancel.',
+      'Cancels a run the caller may read, as POST /api/runs/{id}/cancel does: its sandbox is killed and it ends `cancelled` (follow ' +
+      'it with get_run and `wait`). A run that already ended is refused (run_not_cancellable). Needs mcp:invoke and runs:cancel.',
     needs: ['mcp:invoke', 'runs:cancel'],
     inputSchema: { type: 'object', additionalProperties: false, required: ['run_id'], properties: { run_id: RUN_ID } },
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },

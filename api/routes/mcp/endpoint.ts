@@ -14,7 +14,10 @@ const jsonRpcMessage = {
   properties: {
     jsonrpc: { const: '2.0' },
     id: jsonRpcId,
-    method: { type: 'string', description: '`initialize`, `notifications/initialized`, `ping`, `tools/list`, `tools/call` (a request has an `id`, a notification none)' },
+    method: {
+      type: 'string',
+      description: '`initialize`, `notifications/initialized`, `ping`, `tools/list`, `tools/call` (a request has an `id`, a notification none)',
+    },
     params: { type: 'object', description: 'For `tools/call`: `{name, arguments}`' },
   },
 };
@@ -28,7 +31,8 @@ const jsonRpcResponse = {
     result: {
       type: 'object',
       description:
-        'For `tools/call`: `{content: [{type: "text", text}], structuredContent, isError?}`: the operation\'s answer as JSON text and as an object; a refused call has `isError: true`, the text `<code>: <detail>` and the problem document as `structuredContent`',
+        'For `tools/call`: `{content: [{type: "text", text}], structuredContent, isError?}`: the operation\'s answer as JSON text ' +
+        'and as an object; a refused call has `isError: true`, the text `<code>: <detail>` and the problem document as `structuredContent`',
     },
     error: {
       type: 'object',
@@ -44,13 +48,24 @@ export default defineRoute({
   path: '/api/mcp',
   operationId: 'mcp',
   summary: 'MCP server (Streamable HTTP): list, run, read and cancel agent runs as tools',
-  description: `The service as a Model Context Protocol server (Streamable HTTP transport, stateless: no \`Mcp-Session-Id\`, every request stands alone, answered as JSON, never as an SSE stream; GET and DELETE are 405). Tools: ${TOOLS.map((t) => `\`${t.name}\``).join(', ')}, in the request's space and for its caller (a \`Service-User\` end-user included). The caller needs \`mcp:read\` or \`mcp:invoke\` (403 otherwise); each tool also needs \`mcp:read\` (list_agents, get_run, get_run_logs) or \`mcp:invoke\` (run_agent, cancel_run) and the permission of the REST operation it mirrors (agents:read, agents:run, runs:read, runs:cancel): a call without them is a tool error (\`isError\`, \`forbidden: ...\`), as is any problem of that operation (a run the caller cannot read is \`not_found\`). \`run_agent\` waits up to 55 s for the run to end. The rate limit counts JSON-RPC envelopes (HTTP requests). Errors of the request itself (credentials, malformed JSON, not JSON-RPC) are problem documents.`,
+  description:
+    `The service as a Model Context Protocol server (Streamable HTTP transport, stateless: no \`Mcp-Session-Id\`, every request ` +
+    `stands alone, answered as JSON, never as an SSE stream; GET and DELETE are 405). Tools: ${TOOLS.map((t) => `\`${t.name}\``).join(', ')}, ` +
+    `in the request's space and for its caller (a \`Service-User\` end-user included). The caller needs \`mcp:read\` or \`mcp:invoke\` ` +
+    `(403 otherwise); each tool also needs \`mcp:read\` (list_agents, get_run, get_run_logs) or \`mcp:invoke\` (run_agent, cancel_run) ` +
+    `and the permission of the REST operation it mirrors (agents:read, agents:run, runs:read, runs:cancel): a call without them ` +
+    `is a tool error (\`isError\`, \`forbidden: ...\`), as is any problem of that operation (a run the caller cannot read is ` +
+    `\`not_found\`). \`run_agent\` waits up to 55 s for the run to end. The rate limit counts JSON-RPC envelopes (HTTP requests). ` +
+    `Errors of the request itself (credentials, malformed JSON, not JSON-RPC) are problem documents.`,
   tag: 'MCP',
   auth: 'any',
   context: 'space',
   rateLimit: { points: 120, duration: 60, by: 'identity' },
   headers: {
-    'Mcp-Protocol-Version': { description: 'The negotiated MCP protocol version, sent after `initialize` (an unsupported one is 400)', schema: { type: 'string' } },
+    'Mcp-Protocol-Version': {
+      description: 'The negotiated MCP protocol version, sent after `initialize` (an unsupported one is 400)',
+      schema: { type: 'string' },
+    },
     Accept: { description: 'MCP clients send `application/json, text/event-stream`; the answer is JSON whatever it says', schema: { type: 'string' } },
   },
   streamBody: {
@@ -65,7 +80,11 @@ export default defineRoute({
     const { scopes } = ctx.state.tenancy!;
     if (!scopes.has('mcp:read') && !scopes.has('mcp:invoke')) throw problem('forbidden', 'The MCP endpoint needs the mcp:read or mcp:invoke permission');
     const body = await readJsonBody(ctx);
-    if (body === undefined) throw problem('validation_failed', { detail: 'Send a JSON-RPC 2.0 message as the body', errors: [{ field: '(root)', code: 'required', message: 'Send a JSON-RPC 2.0 message as the body' }] });
+    if (body === undefined)
+      throw problem('validation_failed', {
+        detail: 'Send a JSON-RPC 2.0 message as the body',
+        errors: [{ field: '(root)', code: 'required', message: 'Send a JSON-RPC 2.0 message as the body' }],
+      });
     await answerEnvelope(ctx, body);
   },
 });

@@ -6,7 +6,8 @@ export default defineRoute({
   operationId: 'getCallerContext',
   summary: 'Who the caller is here and what it may do',
   description:
-    'The credential, organization, space and the effective permissions in that space: for an API key, its scopes intersected with what its creator holds there now.',
+    'The credential, organization, space and the effective permissions in that space: for an API key, its scopes intersected ' +
+    'with what its creator holds there now.',
   tag: 'Identity',
   auth: 'any',
   context: 'space',
@@ -19,7 +20,12 @@ export default defineRoute({
         properties: {
           credential: {
             type: 'object',
-            properties: { type: { enum: ['session', 'api_key', 'oidc'] }, id: { type: 'string' }, keyPrefix: { type: 'string' }, level: { enum: ['instance', 'org', 'space'] } },
+            properties: {
+              type: { enum: ['session', 'api_key', 'oidc'] },
+              id: { type: 'string' },
+              keyPrefix: { type: 'string' },
+              level: { enum: ['instance', 'org', 'space'] },
+            },
           },
           userId: { type: 'string' },
           orgId: { type: 'string' },

@@ -26,7 +26,9 @@ export default defineRoute<Body>({
   operationId: 'discoverProviderModels',
   summary: "List a provider's models through its models endpoint",
   description:
-    "With `credentialId`, a saved credential's base URL and key; else `provider`, `baseUrl` and `apiKey` as given. Calls `GET {baseUrl}/models` (`/v1/models` for Anthropic) through the egress policy and the organization's default proxy. A failed call: 502 `provider_unreachable` naming what the provider answered.",
+    "With `credentialId`, a saved credential's base URL and key; else `provider`, `baseUrl` and `apiKey` as given. Calls `GET " +
+    "{baseUrl}/models` (`/v1/models` for Anthropic) through the egress policy and the organization's default proxy. A failed " +
+    'call: 502 `provider_unreachable` naming what the provider answered.',
   tag: 'Models',
   auth: 'any',
   context: 'org',
@@ -35,12 +37,22 @@ export default defineRoute<Body>({
   body: {
     type: 'object',
     additionalProperties: false,
-    properties: { credentialId: { type: 'string', maxLength: 100 }, provider: modelFields.provider, baseUrl: modelFields.baseUrl, apiKey: credentialFields.apiKey },
+    properties: {
+      credentialId: { type: 'string', maxLength: 100 },
+      provider: modelFields.provider,
+      baseUrl: modelFields.baseUrl,
+      apiKey: credentialFields.apiKey,
+    },
   },
   responses: {
     200: {
       description: "The provider's models",
-      schema: { type: 'object', additionalProperties: false, required: ['object', 'data'], properties: { object: { const: 'list' }, data: { type: 'array', items: discovered } } },
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['object', 'data'],
+        properties: { object: { const: 'list' }, data: { type: 'array', items: discovered } },
+      },
     },
   },
   async handler(ctx, { body }) {

@@ -18,7 +18,8 @@ export default defineRoute<Body>({
   operationId: 'testUnsavedModelProviderCredential',
   summary: 'Test a provider base URL and key before saving them',
   description:
-    "Lists the provider's models (`GET {baseUrl}/models`, or `/v1/models` for Anthropic) with the key, through the egress policy and the organization's default proxy. 200 either way: `ok: false` names what the provider answered.",
+    "Lists the provider's models (`GET {baseUrl}/models`, or `/v1/models` for Anthropic) with the key, through the egress policy " +
+    "and the organization's default proxy. 200 either way: `ok: false` names what the provider answered.",
   tag: 'Models',
   auth: 'any',
   context: 'org',

@@ -8,7 +8,7 @@ export default defineRoute<unknown, unknown, { id: string }>({
   method: 'post',
   path: '/api/model-provider-credentials/:id/test',
   operationId: 'testModelProviderCredential',
-  summary: 'Test a saved credential: list the provider\'s models with its key',
+  summary: "Test a saved credential: list the provider's models with its key",
   description: 'As `POST /api/model-provider-credentials/test`, with the saved base URL and key. 200 either way.',
   tag: 'Models',
   auth: 'any',

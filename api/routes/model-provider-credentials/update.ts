@@ -14,7 +14,8 @@ export default defineRoute<Record<string, any>, unknown, { id: string }>({
   operationId: 'updateModelProviderCredential',
   summary: 'Change a model provider credential (merge semantics)',
   description:
-    'A new `provider` or `baseUrl` applies to every model using the credential, and needs `apiKey` in the same request (else 400 `validation_failed` naming `apiKey`): the stored key is never sent anywhere else.',
+    'A new `provider` or `baseUrl` applies to every model using the credential, and needs `apiKey` in the same request (else ' +
+    '400 `validation_failed` naming `apiKey`): the stored key is never sent anywhere else.',
   tag: 'Models',
   auth: 'any',
   context: 'org',

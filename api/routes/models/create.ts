@@ -27,7 +27,9 @@ export default defineRoute<Body>({
   operationId: 'createModel',
   summary: 'Configure a model for the organization',
   description:
-    '`apiKey` is stored encrypted and never returned. Instead of `provider`, `baseUrl` and `apiKey`, `credentialId` names a model provider credential to take them from. `proxyId` sends the model\'s calls through that proxy (else the organization\'s default proxy). `isDefault: true` makes runs use it (the previous default stops being one).',
+    '`apiKey` is stored encrypted and never returned. Instead of `provider`, `baseUrl` and `apiKey`, `credentialId` names a model ' +
+    "provider credential to take them from. `proxyId` sends the model's calls through that proxy (else the organization's default " +
+    'proxy). `isDefault: true` makes runs use it (the previous default stops being one).',
   tag: 'Models',
   auth: 'any',
   context: 'org',

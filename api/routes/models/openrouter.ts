@@ -32,7 +32,9 @@ export default defineRoute({
   operationId: 'listOpenRouterModels',
   summary: "OpenRouter's public model list, to pick a model from",
   description:
-    'Reads `GET {OPENROUTER_API_URL}/models` (default `https://openrouter.ai/api/v1/models`, no key needed) through the organization\'s default proxy, if any. Prices are converted to USD per million tokens, the unit of `inputCostPerMTok` on models. OpenRouter unreachable or answering an error: 502 `provider_unreachable`.',
+    "Reads `GET {OPENROUTER_API_URL}/models` (default `https://openrouter.ai/api/v1/models`, no key needed) through the organization's " +
+    'default proxy, if any. Prices are converted to USD per million tokens, the unit of `inputCostPerMTok` on models. OpenRouter ' +
+    'unreachable or answering an error: 502 `provider_unreachable`.',
   tag: 'Models',
   auth: 'any',
   context: 'org',
@@ -41,10 +43,17 @@ export default defineRoute({
   responses: {
     200: {
       description: 'The models OpenRouter offers',
-      schema: { type: 'object', additionalProperties: false, required: ['object', 'data'], properties: { object: { const: 'list' }, data: { type: 'array', items: openRouterModel } } },
+      schema: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['object', 'data'],
+        properties: { object: { const: 'list' }, data: { type: 'array', items: openRouterModel } },
+      },
     },
     502: {
-      description: '`provider_unreachable`: OpenRouter (`OPENROUTER_API_URL`) could not be reached, refused by the egress policy or the organization\'s proxy, or answered without a model list',
+      description:
+        "`provider_unreachable`: OpenRouter (`OPENROUTER_API_URL`) could not be reached, refused by the egress policy or the organization's " +
+        'proxy, or answered without a model list',
       contentType: 'application/problem+json',
       schema: { $ref: '#/components/schemas/Problem' },
     },

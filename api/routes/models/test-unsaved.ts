@@ -25,7 +25,9 @@ export default defineRoute<Body>({
   operationId: 'testUnsavedModel',
   summary: 'Test a model configuration before saving it: one real, minimal call to the provider',
   description:
-    'Sends a one-token completion (`POST {baseUrl}/chat/completions`, or `/v1/messages` for Anthropic) through the egress policy and the proxy that would carry the model\'s calls. The answer is 200 either way: `ok: false` names what the provider answered (or why nothing answered).',
+    'Sends a one-token completion (`POST {baseUrl}/chat/completions`, or `/v1/messages` for Anthropic) through the egress policy ' +
+    "and the proxy that would carry the model's calls. The answer is 200 either way: `ok: false` names what the provider answered " +
+    '(or why nothing answered).',
   tag: 'Models',
   auth: 'any',
   context: 'org',

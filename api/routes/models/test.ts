@@ -12,7 +12,8 @@ export default defineRoute<unknown, unknown, { id: string }>({
   operationId: 'testModel',
   summary: 'Test a saved model: one real, minimal call to its provider',
   description:
-    'As `POST /api/models/test`, with the model\'s saved key (or its credential\'s) and its proxy (else the organization\'s default proxy). 200 either way; `ok: false` names what the provider answered.',
+    "As `POST /api/models/test`, with the model's saved key (or its credential's) and its proxy (else the organization's default " +
+    'proxy). 200 either way; `ok: false` names what the provider answered.',
   tag: 'Models',
   auth: 'any',
   context: 'org',

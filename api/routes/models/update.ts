@@ -13,7 +13,10 @@ export default defineRoute<Record<string, any>, unknown, { id: string }>({
   operationId: 'updateModel',
   summary: 'Change a model (merge semantics; `apiKey: null` removes the key)',
   description:
-    'A model that uses a credential takes `provider`, `baseUrl` and its key from it: change those on the credential, or send `credentialId: null` (the model keeps the provider and base URL, without a key). A new `provider` or `baseUrl` of a model holding its own key needs `apiKey` in the same request (else 400 `validation_failed` naming `apiKey`): the stored key is never sent anywhere else. `proxyId: null` returns the model to the organization\'s default proxy.',
+    'A model that uses a credential takes `provider`, `baseUrl` and its key from it: change those on the credential, or send ' +
+    '`credentialId: null` (the model keeps the provider and base URL, without a key). A new `provider` or `baseUrl` of a model ' +
+    'holding its own key needs `apiKey` in the same request (else 400 `validation_failed` naming `apiKey`): the stored key is ' +
+    "never sent anywhere else. `proxyId: null` returns the model to the organization's default proxy.",
   tag: 'Models',
   auth: 'any',
   context: 'org',

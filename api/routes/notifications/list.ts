@@ -11,7 +11,10 @@ export default defineRoute<unknown, { unread?: boolean; limit?: number; starting
   operationId: 'listNotifications',
   summary: "The caller's own notifications in the space, newest first (cursor pagination)",
   description:
-    "Notifications are addressed to one person: a run they launched (also through one of their API keys, or by a schedule they created) ended `failed` or `timeout`, the service disabled a schedule they created, or a connection of theirs needs reconnecting. An API key reads its creator's; a request acting for an end-user (`Service-User`) reads none. `unread=true` lists only those without `readAt`. No permission beyond membership of the space is needed.",
+    'Notifications are addressed to one person: a run they launched (also through one of their API keys, or by a schedule they ' +
+    'created) ended `failed` or `timeout`, the service disabled a schedule they created, or a connection of theirs needs reconnecting. ' +
+    "An API key reads its creator's; a request acting for an end-user (`Service-User`) reads none. `unread=true` lists only those " +
+    'without `readAt`. No permission beyond membership of the space is needed.',
   tag: 'Notifications',
   auth: 'any',
   context: 'space',

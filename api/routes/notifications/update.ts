@@ -9,7 +9,8 @@ export default defineRoute<{ read: boolean }, unknown, { id: string }>({
   operationId: 'updateNotification',
   summary: 'Mark one of your notifications read or unread',
   description:
-    '`{read: true}` sets `readAt` (once: marking a read notification read again keeps its `readAt`); `{read: false}` clears it. Anyone else\'s notification is 404.',
+    '`{read: true}` sets `readAt` (once: marking a read notification read again keeps its `readAt`); `{read: false}` clears it. ' +
+    "Anyone else's notification is 404.",
   tag: 'Notifications',
   auth: 'any',
   context: 'space',

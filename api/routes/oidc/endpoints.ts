@@ -154,7 +154,7 @@ function endpoint(e: Endpoint): RouteDef {
 const authorizeParams = params({
   response_type: str('`code`'),
   client_id: str('The client'),
-  redirect_uri: str('One of the client\'s redirect URIs'),
+  redirect_uri: str("One of the client's redirect URIs"),
   scope: str('Space-separated: `openid`, `offline_access`, `email`, `profile` and the permissions asked for (e.g. `runs:read agents:run`)'),
   state: str('Echoed back to the client'),
   code_challenge: str('PKCE S256 challenge (required)'),
@@ -169,7 +169,9 @@ export const oidcEndpoints: RouteDef[] = [
     path: '/.well-known/openid-configuration',
     operationId: 'openidConfiguration',
     summary: 'OpenID Connect discovery',
-    description: 'The authorization server metadata: issuer (`PUBLIC_URL`), endpoints, supported grants (authorization code with PKCE S256, refresh token, device code), scopes, ES256 signing.',
+    description:
+      'The authorization server metadata: issuer (`PUBLIC_URL`), endpoints, supported grants (authorization code with PKCE S256, ' +
+      'refresh token, device code), scopes, ES256 signing.',
     responses: { 200: json('OpenID Provider metadata') },
   }),
   endpoint({
@@ -187,11 +189,17 @@ export const oidcEndpoints: RouteDef[] = [
       path: ROUTES.authorization,
       operationId: method === 'get' ? 'oauthAuthorize' : 'oauthAuthorizePost',
       summary: 'Authorization endpoint (authorization code with PKCE)',
-      description: 'Starts a sign-in: redirects the browser to the sign-in page, then the consent page, then back to `redirect_uri` with `code` and `state`. PKCE (S256) is required. Rate limited per IP (429 with an RFC 6749 body).',
+      description:
+        'Starts a sign-in: redirects the browser to the sign-in page, then the consent page, then back to `redirect_uri` with `code` ' +
+        'and `state`. PKCE (S256) is required. Rate limited per IP (429 with an RFC 6749 body).',
       rateLimit: OAUTH_LIMIT,
       query: authorizeParams,
       ...(method === 'post' ? { streamBody: form({}), before: formAsQuery } : {}),
-      responses: { 303: { description: 'To the sign-in or consent page, or back to the client' }, 400: html('The request cannot be served (unknown client, bad redirect URI)'), 429: json('RFC 6749 `temporarily_unavailable`') },
+      responses: {
+        303: { description: 'To the sign-in or consent page, or back to the client' },
+        400: html('The request cannot be served (unknown client, bad redirect URI)'),
+        429: json('RFC 6749 `temporarily_unavailable`'),
+      },
     }),
   ),
   endpoint({
@@ -207,10 +215,29 @@ export const oidcEndpoints: RouteDef[] = [
     path: ROUTES.token,
     operationId: 'oauthToken',
     summary: 'Token endpoint',
-    description: 'Grants `authorization_code` (with `code_verifier`), `refresh_token` (rotated) and `urn:ietf:params:oauth:grant-type:device_code`. Confidential clients authenticate with HTTP Basic. Access tokens are ES256 JWTs for the API, valid one hour. Rate limited per IP.',
+    description:
+      'Grants `authorization_code` (with `code_verifier`), `refresh_token` (rotated) and `urn:ietf:params:oauth:grant-type:device_code`. ' +
+      'Confidential clients authenticate with HTTP Basic. Access tokens are ES256 JWTs for the API, valid one hour. Rate limited ' +
+      'per IP.',
     rateLimit: OAUTH_LIMIT,
-    streamBody: form({ grant_type: str('The grant'), code: str('Authorization code'), code_verifier: str('PKCE verifier'), redirect_uri: str('As sent to authorize'), refresh_token: str('Refresh token'), device_code: str('Device code'), client_id: str('Public clients') }, ['grant_type']),
-    responses: { 200: json('`{access_token, token_type, expires_in, refresh_token?, id_token?, scope}`'), 400: json('RFC 6749 error'), 401: json('`invalid_client`'), 429: json('RFC 6749 `temporarily_unavailable`') },
+    streamBody: form(
+      {
+        grant_type: str('The grant'),
+        code: str('Authorization code'),
+        code_verifier: str('PKCE verifier'),
+        redirect_uri: str('As sent to authorize'),
+        refresh_token: str('Refresh token'),
+        device_code: str('Device code'),
+        client_id: str('Public clients'),
+      },
+      ['grant_type'],
+    ),
+    responses: {
+      200: json('`{access_token, token_type, expires_in, refresh_token?, id_token?, scope}`'),
+      400: json('RFC 6749 error'),
+      401: json('`invalid_client`'),
+      429: json('RFC 6749 `temporarily_unavailable`'),
+    },
   }),
   ...(['get', 'post'] as const).map((method) =>
     endpoint({
@@ -218,7 +245,7 @@ export const oidcEndpoints: RouteDef[] = [
       path: ROUTES.userinfo,
       operationId: method === 'get' ? 'oauthUserinfo' : 'oauthUserinfoPost',
       summary: 'UserInfo endpoint',
-      description: 'The signed-in person\'s claims (`sub`, and `name`, `email` when granted) for an access token carrying `openid`.',
+      description: "The signed-in person's claims (`sub`, and `name`, `email` when granted) for an access token carrying `openid`.",
       before: userinfoOfApiToken,
       ...(method === 'post' ? { streamBody: form({}) } : {}),
       responses: { 200: json('Claims'), 401: json('`invalid_token`'), 403: json('`insufficient_scope`: the token lacks `openid`') },
@@ -239,17 +266,23 @@ export const oidcEndpoints: RouteDef[] = [
     path: ROUTES.revocation,
     operationId: 'oauthRevoke',
     summary: 'Token revocation (RFC 7009)',
-    description: 'Revokes a refresh token (and its grant\'s tokens). Access tokens are JWTs: they live until they expire. Rate limited per IP.',
+    description: "Revokes a refresh token (and its grant's tokens). Access tokens are JWTs: they live until they expire. Rate limited per IP.",
     rateLimit: OAUTH_LIMIT,
     streamBody: form({ token: str('The token'), token_type_hint: str('`access_token` or `refresh_token`') }, ['token']),
-    responses: { 200: { description: 'Revoked (or unknown)' }, 400: json('RFC 6749 error'), 401: json('`invalid_client`'), 429: json('RFC 6749 `temporarily_unavailable`') },
+    responses: {
+      200: { description: 'Revoked (or unknown)' },
+      400: json('RFC 6749 error'),
+      401: json('`invalid_client`'),
+      429: json('RFC 6749 `temporarily_unavailable`'),
+    },
   }),
   endpoint({
     method: 'post',
     path: ROUTES.registration,
     operationId: 'oauthRegister',
     summary: 'Dynamic client registration (RFC 7591)',
-    description: 'Needs no session. The client is instance level: its tokens act as the person who signs in, with at most what that person holds. Rate limited per IP.',
+    description:
+      'Needs no session. The client is instance level: its tokens act as the person who signs in, with at most what that person holds. Rate limited per IP.',
     rateLimit: OAUTH_LIMIT,
     // The redirect URIs registration takes and the client name it stores (provider.ts,
     // `storableAdapter`); other metadata oidc-provider ignores or checks itself.
@@ -264,7 +297,11 @@ export const oidcEndpoints: RouteDef[] = [
         },
       },
     },
-    responses: { 201: json('The client with `client_id` (and `client_secret` unless public)'), 400: json('`invalid_client_metadata` / `invalid_redirect_uri`'), 429: json('RFC 6749 `temporarily_unavailable`') },
+    responses: {
+      201: json('The client with `client_id` (and `client_secret` unless public)'),
+      400: json('`invalid_client_metadata` / `invalid_redirect_uri`'),
+      429: json('RFC 6749 `temporarily_unavailable`'),
+    },
   }),
   endpoint({
     method: 'get',
@@ -279,7 +316,9 @@ export const oidcEndpoints: RouteDef[] = [
     path: ROUTES.device_authorization,
     operationId: 'oauthDeviceCode',
     summary: 'Device authorization (RFC 8628)',
-    description: 'For CLIs: answers `device_code`, `user_code` and `verification_uri` (`/api/auth/device`); the person opens it, enters the code and signs in while the CLI polls the token endpoint with the device code grant.',
+    description:
+      'For CLIs: answers `device_code`, `user_code` and `verification_uri` (`/api/auth/device`); the person opens it, enters the ' +
+      'code and signs in while the CLI polls the token endpoint with the device code grant.',
     rateLimit: OAUTH_LIMIT,
     streamBody: form({ client_id: str('The client'), scope: str('As for authorize') }, ['client_id']),
     responses: { 200: json('`{device_code, user_code, verification_uri, verification_uri_complete, expires_in, interval}`'), 400: json('RFC 6749 error') },
@@ -295,7 +334,7 @@ export const oidcEndpoints: RouteDef[] = [
       // oidc-provider would answer `?user_code=` with a page that submits itself by script; ours
       // shows the code in the form instead, and the person presses Continue.
       ...(method === 'get' ? { before: prefillUserCode } : {}),
-      ...(method === 'post' ? { streamBody: form({ user_code: str('The code'), xsrf: str('The form\'s CSRF value') }), before: withoutSessionRestart } : {}),
+      ...(method === 'post' ? { streamBody: form({ user_code: str('The code'), xsrf: str("The form's CSRF value") }), before: withoutSessionRestart } : {}),
       responses: {
         200: html('The page'),
         303: { description: 'A form from a browser without a sign-in session there: to a fresh code entry page' },
@@ -319,7 +358,9 @@ export const oidcEndpoints: RouteDef[] = [
       operationId: method === 'get' ? 'oauthEndSession' : 'oauthEndSessionPost',
       summary: 'Sign out (RP-initiated logout)',
       description: 'Asks the person to confirm, then ends their sign-in at the authorization server.',
-      ...(method === 'post' ? { streamBody: form({}), before: async (ctx: AppContext) => (await formAsQuery(ctx)) || nothingToSignOut(ctx) } : { before: nothingToSignOut }),
+      ...(method === 'post'
+        ? { streamBody: form({}), before: async (ctx: AppContext) => (await formAsQuery(ctx)) || nothingToSignOut(ctx) }
+        : { before: nothingToSignOut }),
       responses: { 200: html('The confirmation page'), 303: { description: 'No sign-in here to end: to the signed-out page' } },
     }),
   ),

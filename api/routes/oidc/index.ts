@@ -8,4 +8,11 @@ import interaction from './interaction.ts';
 import interactionConfirm from './interaction-confirm.ts';
 import interactionLogin from './interaction-login.ts';
 
-export const oidcRoutes: RouteDef[] = moduleRoutes('oidc', [...oauthClientRoutes, ...oidcEndpoints, interaction, interactionLogin, interactionConfirm, ...refusedClientEndpoints]);
+export const oidcRoutes: RouteDef[] = moduleRoutes('oidc', [
+  ...oauthClientRoutes,
+  ...oidcEndpoints,
+  interaction,
+  interactionLogin,
+  interactionConfirm,
+  ...refusedClientEndpoints,
+]);

@@ -21,7 +21,11 @@ export default defineRoute<unknown, unknown, { uid: string }>({
     contentType: 'application/x-www-form-urlencoded',
     schema: { type: 'object', required: ['csrf', 'decision'], properties: { csrf: { type: 'string' }, decision: { enum: ['allow', 'deny'] } } },
   },
-  responses: { 303: { description: 'Back to the application' }, 400: { ...html('The interaction expired'), problem: true }, 403: html('The CSRF value is wrong') },
+  responses: {
+    303: { description: 'Back to the application' },
+    400: { ...html('The interaction expired'), problem: true },
+    403: html('The CSRF value is wrong'),
+  },
   async handler(ctx) {
     const form = await readForm(ctx);
     const interaction = await currentInteraction(ctx);

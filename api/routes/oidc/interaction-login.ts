@@ -25,7 +25,9 @@ export default defineRoute<unknown, unknown, { uid: string }>({
   operationId: 'oidcInteractionLogin',
   summary: 'Submit the sign-in page',
   description:
-    'Form fields `csrf`, `mode` (`signin` or `signup`), `email`, `password` (and `name` to sign up). A wrong password, a refused person (not a member of an org-level client\'s organization; not an end-user of a space-level client without `allowSignup`) re-shows the page with the reason. Success redirects (303) onwards.',
+    'Form fields `csrf`, `mode` (`signin` or `signup`), `email`, `password` (and `name` to sign up). A wrong password, a refused ' +
+    "person (not a member of an org-level client's organization; not an end-user of a space-level client without `allowSignup`) " +
+    're-shows the page with the reason. Success redirects (303) onwards.',
   tag: 'OIDC',
   auth: 'none',
   rateLimit: { points: 10, duration: 60, by: 'ip', productionOnly: true },
@@ -35,10 +37,21 @@ export default defineRoute<unknown, unknown, { uid: string }>({
     schema: {
       type: 'object',
       required: ['csrf', 'email', 'password'],
-      properties: { csrf: { type: 'string' }, mode: { enum: ['signin', 'signup'] }, email: { type: 'string' }, password: { type: 'string' }, name: { type: 'string' } },
+      properties: {
+        csrf: { type: 'string' },
+        mode: { enum: ['signin', 'signup'] },
+        email: { type: 'string' },
+        password: { type: 'string' },
+        name: { type: 'string' },
+      },
     },
   },
-  responses: { 303: { description: 'Signed in: onwards to consent or back to the application' }, 400: { ...html('The page again, with the reason'), problem: true }, 401: html('The page again: wrong email or password'), 403: html('The page again: this person may not sign in here, or the CSRF value is wrong') },
+  responses: {
+    303: { description: 'Signed in: onwards to consent or back to the application' },
+    400: { ...html('The page again, with the reason'), problem: true },
+    401: html('The page again: wrong email or password'),
+    403: html('The page again: this person may not sign in here, or the CSRF value is wrong'),
+  },
   async handler(ctx) {
     const form = await readForm(ctx);
     const interaction = await currentInteraction(ctx);

@@ -15,7 +15,9 @@ export default defineRoute<unknown, unknown, { uid: string }>({
   operationId: 'oidcInteraction',
   summary: 'Sign-in or consent page of an authorization',
   description:
-    'Opened by the browser during an authorization. Sign-in: email and password (for a space-level client with `allowSignup`, also a form to create an account). Consent: the permissions the application asks for, Allow or Deny. No script, strict CSP, CSRF value bound to the interaction.',
+    'Opened by the browser during an authorization. Sign-in: email and password (for a space-level client with `allowSignup`, ' +
+    'also a form to create an account). Consent: the permissions the application asks for, Allow or Deny. No script, strict CSP, ' +
+    'CSRF value bound to the interaction.',
   tag: 'OIDC',
   auth: 'none',
   params: { type: 'object', properties: { uid: { type: 'string', maxLength: 128 } } },

@@ -47,7 +47,8 @@ export function signInPage(ctx: AppContext, status: number, s: SignInPageState):
 <input type="hidden" name="csrf" value="${escapeHtml(s.csrf)}"><input type="hidden" name="mode" value="signup">
 <div class="field"><label for="su-name">Name</label><input type="text" id="su-name" name="name" autocomplete="name" required></div>
 <div class="field"><label for="su-email">Email</label><input type="email" id="su-email" name="email" autocomplete="email" required></div>
-<div class="field"><label for="su-password">Password</label><input type="password" id="su-password" name="password" autocomplete="new-password" minlength="8" required>
+<div class="field"><label for="su-password">Password</label><input type="password" id="su-password" name="password" autocomplete="new-password" \
+minlength="8" required>
 <span class="help">At least 8 characters.</span></div>
 <button type="submit">Create account and continue</button>
 </form>`
@@ -61,8 +62,10 @@ export function signInPage(ctx: AppContext, status: number, s: SignInPageState):
 ${error}
 <form method="post" action="${action}">
 <input type="hidden" name="csrf" value="${escapeHtml(s.csrf)}"><input type="hidden" name="mode" value="signin">
-<div class="field"><label for="email">Email</label><input type="email" id="email" name="email" autocomplete="username" value="${escapeHtml(s.email ?? '')}" required${invalid}></div>
-<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" required${invalid}></div>
+<div class="field"><label for="email">Email</label><input type="email" id="email" name="email" autocomplete="username" value="${escapeHtml(s.email ?? '')}" \
+required${invalid}></div>
+<div class="field"><label for="password">Password</label><input type="password" id="password" name="password" autocomplete="current-password" \
+required${invalid}></div>
 <button type="submit">Sign in</button>
 </form>
 ${signup}
@@ -121,9 +124,15 @@ export function prefillUserCode(ctx: AppContext): boolean {
   return false; // the provider still answers
 }
 
-export async function deviceUserCodeInputPage(ctx: KoaContextWithOIDC, form: string, _out?: unknown, err?: { userCode?: string; name?: string }): Promise<void> {
+export async function deviceUserCodeInputPage(
+  ctx: KoaContextWithOIDC,
+  form: string,
+  _out?: unknown,
+  err?: { userCode?: string; name?: string },
+): Promise<void> {
   let message = '<p class="lead">Enter the code your device shows you. It looks like <code>ABCD-EFGH</code>.</p>';
-  if (err && (err.userCode || err.name === 'NoCodeError')) message = '<p class="alert" role="alert">That code is not valid or has expired. Check it on your device and try again.</p>';
+  if (err && (err.userCode || err.name === 'NoCodeError'))
+    message = '<p class="alert" role="alert">That code is not valid or has expired. Check it on your device and try again.</p>';
   else if (err?.name === 'AbortedError') message = '<p class="alert" role="alert">The sign-in was cancelled.</p>';
   else if (err) message = '<p class="alert" role="alert">Something went wrong with this code. Start again on your device.</p>';
   // Set only on the GET of `verification_uri_complete`: the library's form has no value then.
@@ -131,7 +140,10 @@ export async function deviceUserCodeInputPage(ctx: KoaContextWithOIDC, form: str
   // The library's input carries an inline handler the CSP would block anyway: dropped.
   const input = form
     .replace(/ onfocus="[^"]*"/, '')
-    .replace('type="text" name="user_code"', `id="user-code" ${prefill ? `value="${escapeHtml(prefill)}" ` : ''}type="text" name="user_code" aria-describedby="user-code-help"`);
+    .replace(
+      'type="text" name="user_code"',
+      `id="user-code" ${prefill ? `value="${escapeHtml(prefill)}" ` : ''}type="text" name="user_code" aria-describedby="user-code-help"`,
+    );
   sendPage(
     page(ctx),
     err ? 400 : 200,
@@ -145,7 +157,13 @@ ${input}
   );
 }
 
-export async function deviceUserCodeConfirmPage(ctx: KoaContextWithOIDC, form: string, client: { clientName?: string; clientId: string }, _info: unknown, userCode: string): Promise<void> {
+export async function deviceUserCodeConfirmPage(
+  ctx: KoaContextWithOIDC,
+  form: string,
+  client: { clientName?: string; clientId: string },
+  _info: unknown,
+  userCode: string,
+): Promise<void> {
   const name = client.clientName || client.clientId;
   sendPage(
     page(ctx),
@@ -163,7 +181,12 @@ ${form}
 
 export async function deviceSuccessPage(ctx: KoaContextWithOIDC): Promise<void> {
   const name = ctx.oidc.client?.clientName ?? 'The device';
-  sendPage(page(ctx), 200, 'Device connected', `<h1>Device connected</h1>\n<p class="ok" role="status">${escapeHtml(name)} is signed in. You can close this window and go back to your device.</p>`);
+  sendPage(
+    page(ctx),
+    200,
+    'Device connected',
+    `<h1>Device connected</h1>\n<p class="ok" role="status">${escapeHtml(name)} is signed in. You can close this window and go back to your device.</p>`,
+  );
 }
 
 export async function logoutPage(ctx: KoaContextWithOIDC, form: string): Promise<void> {

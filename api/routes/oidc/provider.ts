@@ -36,7 +36,9 @@ type Errors = typeof import('oidc-provider').errors;
  * client's published contract would then disagree with (issue 30).
  */
 export const REGISTERED_REDIRECT_URI =
-  '^https?://(([A-Za-z0-9-]{1,63}\\.)*[A-Za-z0-9-]{0,62}[A-Za-z][A-Za-z0-9-]{0,62}|((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])|\\[::1\\])(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?([/?][^#\\s\\x00]*)?$';
+  '^https?://(([A-Za-z0-9-]{1,63}\\.)*[A-Za-z0-9-]{0,62}[A-Za-z][A-Za-z0-9-]{0,62}' +
+  '|((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])|\\[::1\\])' +
+  '(:([0-9]{1,4}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?([/?][^#\\s\\x00]*)?$';
 const REGISTERED_REDIRECT = new RegExp(REGISTERED_REDIRECT_URI);
 
 /**
@@ -56,7 +58,8 @@ function storableAdapter(Base: ReturnType<typeof postgresAdapter>, errors: Error
       }
       const uris: unknown[] = this.model === 'Client' && Array.isArray(payload.redirect_uris) ? payload.redirect_uris : [];
       const at = uris.findIndex((uri) => typeof uri !== 'string' || !REGISTERED_REDIRECT.test(uri));
-      if (at >= 0) throw new errors.InvalidClientMetadata(`redirect_uris.${at} must be an http(s) URL with an ASCII host name, an IPv4 address or [::1], and no fragment`);
+      if (at >= 0)
+        throw new errors.InvalidClientMetadata(`redirect_uris.${at} must be an http(s) URL with an ASCII host name, an IPv4 address or [::1], and no fragment`);
       return super.upsert(id, payload, expiresIn);
     }
 
@@ -81,7 +84,9 @@ async function createServer(services: Services): Promise<OidcServer> {
   const audience = apiAudience(config.publicUrl);
   const keys = await loadSigningKeys(knex, config.secretsKey);
   // Cookie signing keys derived from SECRETS_KEY: stable across restarts and replicas.
-  const cookieKey = createHmac('sha256', config.secretsKey ?? Buffer.alloc(32)).update('oidc-cookies').digest('base64url');
+  const cookieKey = createHmac('sha256', config.secretsKey ?? Buffer.alloc(32))
+    .update('oidc-cookies')
+    .digest('base64url');
   // The API's access tokens also say which identity scopes were granted: UserInfo reads them
   // (endpoints.ts), as oidc-provider's own serves only tokens without an audience.
   const resourceScopes = ['openid', 'email', 'profile', ...SCOPES].join(' ');

@@ -41,11 +41,15 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
   responses: { 200: { description: 'Page of audit entries', schema: listOf(entrySchema) } },
   async handler(ctx, { params, query }) {
     await callerOrgRole(ctx, params.orgId, { admin: true });
-    const { rows, hasMore } = await cursorPage<{ id: string; created_at: Date; [k: string]: any }>(ctx, ctx.services.knex('impersonation_audit').where({ org_id: params.orgId }), {
-      limit: limitFrom(query.limit, 20, 100),
-      startingAfter: query.startingAfter,
-      endingBefore: query.endingBefore,
-    });
+    const { rows, hasMore } = await cursorPage<{ id: string; created_at: Date; [k: string]: any }>(
+      ctx,
+      ctx.services.knex('impersonation_audit').where({ org_id: params.orgId }),
+      {
+        limit: limitFrom(query.limit, 20, 100),
+        startingAfter: query.startingAfter,
+        endingBefore: query.endingBefore,
+      },
+    );
     ctx.body = {
       object: 'list',
       hasMore,

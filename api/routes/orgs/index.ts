@@ -1,4 +1,5 @@
-// Organizations, their members, custom roles and the impersonation audit (SPEC 3.2, 4.2); mounted by api/routes/index.ts in this order, which is the order in OpenAPI.
+// Organizations, their members, custom roles and the impersonation audit (SPEC 3.2, 4.2); mounted by api/routes/index.ts in
+// this order, which is the order in OpenAPI.
 import type { RouteDef } from '../../route.ts';
 import orgCreate from './create.ts';
 import impersonationAudit from './impersonation-audit.ts';

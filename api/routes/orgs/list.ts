@@ -10,7 +10,7 @@ export default defineRoute({
   path: '/api/orgs',
   operationId: 'listOrganizations',
   summary: 'Organizations the caller belongs to',
-  description: 'With an API key: the key\'s organization.',
+  description: "With an API key: the key's organization.",
   tag: 'Organizations',
   auth: 'any',
   responses: { 200: { description: 'List', schema: listOf(orgSchema) } },

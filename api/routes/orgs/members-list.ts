@@ -10,7 +10,7 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
   path: '/api/orgs/:orgId/members',
   operationId: 'listOrgMembers',
   summary: 'Members of an organization, newest first (cursor pagination)',
-  description: 'The cursor is a member\'s `userId`.',
+  description: "The cursor is a member's `userId`.",
   tag: 'Organizations',
   auth: 'session',
   params: orgIdParam,

@@ -15,7 +15,10 @@ function malformed(detail: string): Error {
  */
 export async function readUploadedFile(ctx: AppContext, field: string, maxFileBytes: number): Promise<Buffer> {
   if (!ctx.is('multipart/form-data')) {
-    throw problem('unsupported_media_type', `Send the archive as multipart/form-data with a "${field}" part, not ${ctx.get('Content-Type') || 'no content type'}`);
+    throw problem(
+      'unsupported_media_type',
+      `Send the archive as multipart/form-data with a "${field}" part, not ${ctx.get('Content-Type') || 'no content type'}`,
+    );
   }
   const hardCap = Math.max(maxFileBytes, ctx.services.config.apiBodyLimitBytes) + MULTIPART_OVERHEAD;
   const declared = Number(ctx.get('Content-Length') || 0);
@@ -63,7 +66,8 @@ export async function readUploadedFile(ctx: AppContext, field: string, maxFileBy
     bb.on('close', () => {
       if (failed) return;
       if (truncated) reject(problem('archive_too_large', `The archive exceeds ${maxFileBytes} bytes`));
-      else if (!found) reject(problem('validation_failed', { detail: `${field} is required`, errors: [{ field, code: 'required', message: `${field} is required` }] }));
+      else if (!found)
+        reject(problem('validation_failed', { detail: `${field} is required`, errors: [{ field, code: 'required', message: `${field} is required` }] }));
       else resolve(Buffer.concat(chunks));
     });
     ctx.req.pipe(bb);

@@ -18,5 +18,5 @@ export async function restore(ctx: AppContext, type: PackageType, params: Packag
 
 export const restoreDescription =
   'Copies a published version into the draft without creating a version. `version` is exact, the dist-tag `latest` or a semver range. ' +
-  'Needs the type\'s write permission in the package\'s HOME space (403 without it; 404 when the caller cannot read the package at all). ' +
-  'Optional `If-Match` with the draft\'s ETag: stale is 412 and nothing changes; `*` matches any draft. The `ETag` header carries the new draft\'s.';
+  "Needs the type's write permission in the package's HOME space (403 without it; 404 when the caller cannot read the package at all). " +
+  "Optional `If-Match` with the draft's ETag: stale is 412 and nothing changes; `*` matches any draft. The `ETag` header carries the new draft's.";

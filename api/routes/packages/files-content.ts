@@ -39,6 +39,13 @@ export default defineRoute<unknown, { path: string; version?: string }, PackageP
     const files = version ? version.files : pkg.draft_files;
     const file = Object.hasOwn(files, query.path) ? files[query.path] : undefined;
     if (!file) throw problem('not_found', { detail: `No file ${query.path} in ${version ? `version ${version.version}` : 'the draft'}`, param: 'path' });
-    ctx.body = { object: 'package_file', path: query.path, size: fileBytes(file).length, encoding: file.encoding, content: file.content, version: version?.version ?? null };
+    ctx.body = {
+      object: 'package_file',
+      path: query.path,
+      size: fileBytes(file).length,
+      encoding: file.encoding,
+      content: file.content,
+      version: version?.version ?? null,
+    };
   },
 });

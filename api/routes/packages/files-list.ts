@@ -10,7 +10,7 @@ export default defineRoute<unknown, { version?: string }, PackageParams>({
   path: '/api/packages/:scope/:name/files',
   operationId: 'listPackageFiles',
   summary: 'Files of the draft, or of a published version with `?version=`',
-  description: 'Without `version` the draft is listed and the `ETag` header is the draft\'s.',
+  description: "Without `version` the draft is listed and the `ETag` header is the draft's.",
   tag: 'Packages',
   auth: 'any',
   context: 'space',

@@ -9,7 +9,7 @@ export default defineRoute<unknown, unknown, PackageParams>({
   path: '/api/packages/:scope/:name',
   operationId: 'getPackage',
   summary: 'A package draft: the agent representation (SPEC 2.10) or the package representation (2.11)',
-  description: 'Needs the type\'s read permission in the request space; packages not visible from it answer 404. The `ETag` header is the draft\'s.',
+  description: "Needs the type's read permission in the request space; packages not visible from it answer 404. The `ETag` header is the draft's.",
   tag: 'Packages',
   auth: 'any',
   context: 'space',

@@ -12,7 +12,8 @@ export default defineRoute<{ spaceId: string }, unknown, PackageParams>({
   operationId: 'movePackageHome',
   summary: 'Move the HOME space of a package',
   description:
-    'Needs the type\'s write permission in the current home space AND in the target space. Moving a package to the organization\'s default space shares it with every space; ' +
+    "Needs the type's write permission in the current home space AND in the target space. Moving a package to the organization's " +
+    'default space shares it with every space; ' +
     'a package homed elsewhere is visible from its home space only.',
   tag: 'Packages',
   auth: 'any',
@@ -31,7 +32,8 @@ export default defineRoute<{ spaceId: string }, unknown, PackageParams>({
     if (!(await authority.holds(body.spaceId, need))) {
       throw problem('forbidden', { detail: `Moving ${fullName(pkg)} there needs the ${need} permission in space ${body.spaceId}`, param: 'spaceId' });
     }
-    const [moved] = (await ctx.services.knex('packages')
+    const [moved] = (await ctx.services
+      .knex('packages')
       .where({ id: pkg.id })
       .update({ home_space_id: body.spaceId, updated_at: ctx.services.knex.fn.now() })
       .returning('*')) as PackageRow[];

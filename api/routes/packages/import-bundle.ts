@@ -12,10 +12,12 @@ export default defineRoute({
   operationId: 'importPackageBundle',
   summary: 'Import several packages from one archive, all or none',
   description:
-    'Multipart field `file`: a zip (same limits as `import`: 10 MiB, 200 entries, 20 MiB inflated) with one top-level folder per package, each holding `manifest.json` at its root plus `prompt.md` (agent) or `SKILL.md` (skill); files at the root of the zip are ignored. ' +
+    'Multipart field `file`: a zip (same limits as `import`: 10 MiB, 200 entries, 20 MiB inflated) with one top-level folder ' +
+    'per package, each holding `manifest.json` at its root plus `prompt.md` (agent) or `SKILL.md` (skill); files at the root ' +
+    'of the zip are ignored. ' +
     'Every package is validated before anything is written, then all are published in one transaction, a package after the bundled packages it depends on. ' +
     'Any refusal writes nothing and names the package (`errors[].field` starts with its folder, `errors[].packageId` names it once known). ' +
-    'Needs each package type\'s write permission in the request space, and in the home space of a package that already exists.',
+    "Needs each package type's write permission in the request space, and in the home space of a package that already exists.",
   tag: 'Packages',
   auth: 'any',
   context: 'space',
@@ -47,7 +49,10 @@ export default defineRoute({
     for (const pkg of pkgs) {
       if (!rights.may(pkg.manifest.type)) {
         const need = TYPE_SCOPES[pkg.manifest.type].write;
-        throw problem('forbidden', `Package "${pkg.folder}/" (${pkg.manifest.name}): importing a ${pkg.manifest.type} needs the ${need} permission in this space`);
+        throw problem(
+          'forbidden',
+          `Package "${pkg.folder}/" (${pkg.manifest.name}): importing a ${pkg.manifest.type} needs the ${need} permission in this space`,
+        );
       }
     }
     const results = await importBundle(ctx.services.knex, pkgs, {

@@ -33,9 +33,11 @@ export default defineRoute<Body>({
   summary: 'Import a package from a folder of a GitHub repository',
   description:
     'Downloads the zip of `repo` at `ref` (branch, tag or commit) from GitHub (`GITHUB_CODELOAD_URL`) under the egress policy, ' +
-    `at most ${GITHUB_LIMITS.maxArchiveBytes / 1024 / 1024} MiB within ${GITHUB_LIMITS.timeoutMs / 1000} s, no redirect followed, and imports the folder \`path\` (default: the repository root) as \`POST /api/packages/import\` imports an archive: ` +
-    '`manifest.json` at the folder\'s root, plus `prompt.md` (agent) or `SKILL.md` (skill), at most 200 files and 20 MiB. Public repositories only. ' +
-    'A missing repository, ref or folder is 404 `not_found` naming it (`param`, `errors[].field`); GitHub unreachable or refused by the egress policy is 502 `github_unreachable`.',
+    `at most ${GITHUB_LIMITS.maxArchiveBytes / 1024 / 1024} MiB within ${GITHUB_LIMITS.timeoutMs / 1000} s, no redirect followed, ` +
+    `and imports the folder \`path\` (default: the repository root) as \`POST /api/packages/import\` imports an archive: ` +
+    "`manifest.json` at the folder's root, plus `prompt.md` (agent) or `SKILL.md` (skill), at most 200 files and 20 MiB. Public repositories only. " +
+    'A missing repository, ref or folder is 404 `not_found` naming it (`param`, `errors[].field`); GitHub unreachable or refused ' +
+    'by the egress policy is 502 `github_unreachable`.',
   tag: 'Packages',
   auth: 'any',
   context: 'space',
@@ -56,7 +58,7 @@ export default defineRoute<Body>({
     },
   },
   responses: {
-    201: { description: 'Published; the `ETag` header is the draft\'s', schema: importedSchema },
+    201: { description: "Published; the `ETag` header is the draft's", schema: importedSchema },
     502: {
       description: '`github_unreachable`: `GITHUB_CODELOAD_URL` could not be reached, was refused by the egress policy, or answered other than 200 or 404',
       contentType: 'application/problem+json',
@@ -68,7 +70,10 @@ export default defineRoute<Body>({
     const folder = folderOf(body.path);
     // Nothing is fetched for a caller who could import no package type at all.
     if (!PACKAGE_TYPES.some((type) => t.scopes.has(TYPE_SCOPES[type].write))) {
-      throw problem('forbidden', 'Importing a package needs the write permission of its type (agents:write, skills:write, integrations:write or mcp-servers:write) in this space');
+      throw problem(
+        'forbidden',
+        'Importing a package needs the write permission of its type (agents:write, skills:write, integrations:write or mcp-servers:write) in this space',
+      );
     }
     const files = await fetchGithubFiles(ctx.services.config, { repo: body.repo, ref: body.ref, path: folder });
     const where = `${body.repo}@${body.ref}${folder ? `:${folder}` : ''}`;

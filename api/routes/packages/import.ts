@@ -10,8 +10,11 @@ export default defineRoute({
   operationId: 'importPackage',
   summary: 'Import a package archive: publish manifest.version and refresh the draft',
   description:
-    'Multipart field `file`: a zip (at most 10 MiB, 200 entries, 20 MiB inflated) with `manifest.json` at its root (any `schema_version` 0.x; another major is 400 naming `0.x`), plus `prompt.md` (agent: a Mustache template, 400 `validation_failed` naming the line when it does not parse) or `SKILL.md` (skill). ' +
-    'Needs the type\'s write permission in the request space, which becomes the home of a new package; re-importing an existing package needs it in the package\'s home space. ' +
+    'Multipart field `file`: a zip (at most 10 MiB, 200 entries, 20 MiB inflated) with `manifest.json` at its root (any `schema_version` ' +
+    '0.x; another major is 400 naming `0.x`), plus `prompt.md` (agent: a Mustache template, 400 `validation_failed` naming the ' +
+    'line when it does not parse) or `SKILL.md` (skill). ' +
+    "Needs the type's write permission in the request space, which becomes the home of a new package; re-importing an existing " +
+    "package needs it in the package's home space. " +
     'Publishing a version that exists is 409 `version_exists` and writes nothing.',
   tag: 'Packages',
   auth: 'any',
@@ -21,7 +24,7 @@ export default defineRoute({
     contentType: 'multipart/form-data',
     schema: { type: 'object', required: ['file'], properties: { file: { type: 'string', format: 'binary', description: 'The zip archive' } } },
   },
-  responses: { 201: { description: 'Published; the `ETag` header is the draft\'s', schema: importedSchema } },
+  responses: { 201: { description: "Published; the `ETag` header is the draft's", schema: importedSchema } },
   async handler(ctx) {
     const files = await readArchive(await readUploadedFile(ctx, 'file', ARCHIVE_LIMITS.maxArchiveBytes));
     await importOne(ctx, files, manifestOf(files).type);

@@ -9,7 +9,12 @@ import { sealKey } from '../../resources/secrets.ts';
 
 export const proxyFields = {
   name: { type: 'string', minLength: 1, maxLength: 100 },
-  url: { type: 'string', format: 'uri', maxLength: 2000, description: '`http://` or `https://` forward proxy, optionally `user:password@`; write-only past its host' },
+  url: {
+    type: 'string',
+    format: 'uri',
+    maxLength: 2000,
+    description: '`http://` or `https://` forward proxy, optionally `user:password@`; write-only past its host',
+  },
   isDefault: { type: 'boolean' },
 };
 

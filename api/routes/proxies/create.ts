@@ -15,9 +15,11 @@ export default defineRoute<Body>({
   method: 'post',
   path: '/api/proxies',
   operationId: 'createProxy',
-  summary: 'Add an outbound proxy for the organization\'s model calls',
+  summary: "Add an outbound proxy for the organization's model calls",
   description:
-    "`url` is stored encrypted; responses show it without user and password. `isDefault: true` sends the calls of every model without a `proxyId` through it (the previous default stops being one). The instance default model (`MODEL_*`) is the operator's and never uses an organization's proxy.",
+    '`url` is stored encrypted; responses show it without user and password. `isDefault: true` sends the calls of every model ' +
+    "without a `proxyId` through it (the previous default stops being one). The instance default model (`MODEL_*`) is the operator's " +
+    "and never uses an organization's proxy.",
   tag: 'Proxies',
   auth: 'any',
   context: 'org',

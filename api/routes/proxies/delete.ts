@@ -8,7 +8,9 @@ export default defineRoute<unknown, unknown, { id: string }>({
   path: '/api/proxies/:id',
   operationId: 'deleteProxy',
   summary: 'Remove an outbound proxy',
-  description: 'A proxy that models name as `proxyId` is kept: 409 `conflict`; change those models first. Deleting the default proxy sends the other models\' calls directly.',
+  description:
+    'A proxy that models name as `proxyId` is kept: 409 `conflict`; change those models first. Deleting the default proxy sends ' +
+    "the other models' calls directly.",
   tag: 'Proxies',
   auth: 'any',
   context: 'org',

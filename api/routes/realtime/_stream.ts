@@ -28,12 +28,16 @@ export const realtimeQuery: JsonSchema = {
   type: 'object',
   properties: {
     token: { type: 'string', description: 'API key (`svc_...`), for clients that cannot send headers. API keys only: an OIDC access token here is 401.' },
-    orgId: { type: 'string', description: 'Organization (a UUID), with a session cookie (stands in for X-Org-Id); ignored with an API key, whatever it holds (SPEC 5.2)' },
+    orgId: {
+      type: 'string',
+      description: 'Organization (a UUID), with a session cookie (stands in for X-Org-Id); ignored with an API key, whatever it holds (SPEC 5.2)',
+    },
     spaceId: { type: 'string', description: 'Space, with a session cookie (stands in for X-Space-Id); an API key is pinned to its own space' },
     channels: {
       type: 'string',
       description:
-        'Comma-separated event names to receive (run_update, run_log, run_metric, connection_update, chat_session_update, ping). Unknown names are ignored; none left means every event. `ping` is always sent.',
+        'Comma-separated event names to receive (run_update, run_log, run_metric, connection_update, chat_session_update, ping). ' +
+        'Unknown names are ignored; none left means every event. `ping` is always sent.',
     },
     verbose: { type: 'boolean', default: false, description: '`true`: log entries carry their `data` payload' },
   },
@@ -50,8 +54,9 @@ export const realtimeFrames: NonNullable<RouteDef['sseFrames']> = {
   run_update: { description: "A run's status or timing changed: the run as `GET /api/runs/{id}` returns it.", schema: runSchema },
   run_log: {
     description:
-      'One log entry of a run, as GET /api/runs/{id}/logs shows it (its own `id` equals `seq`; the frame\'s `id:` line stays per connection), without `data` unless `verbose=true`. Debug-level entries need `runs:delete`.',
-    schema: runLogSchema('Only with verbose=true: a tool call\'s details (`tool` among them), or the output when the entry was written with it'),
+      "One log entry of a run, as GET /api/runs/{id}/logs shows it (its own `id` equals `seq`; the frame's `id:` line stays per " +
+      'connection), without `data` unless `verbose=true`. Debug-level entries need `runs:delete`.',
+    schema: runLogSchema("Only with verbose=true: a tool call's details (`tool` among them), or the output when the entry was written with it"),
   },
   run_metric: {
     description: "The run's running totals of tokens and cost, after each model call.",
@@ -59,17 +64,23 @@ export const realtimeFrames: NonNullable<RouteDef['sseFrames']> = {
   },
   connection_update: {
     description:
-      "One of the caller's integration connections changed outside a request of its own (a token refresh failed and it needs reconnecting, a hosted form or OAuth callback made or renewed it): the connection as `GET /api/connections` lists it. Sent to its owner's space-wide and agent streams.",
+      "One of the caller's integration connections changed outside a request of its own (a token refresh failed and it needs reconnecting, " +
+      "a hosted form or OAuth callback made or renewed it): the connection as `GET /api/connections` lists it. Sent to its owner's " +
+      'space-wide and agent streams.',
     schema: { type: 'object', required: ['object', 'connection'], properties: { object: { const: 'connection_update' }, connection: connectionSchema } },
   },
   chat_session_update: {
     description:
-      "One of the caller's chat sessions changed (a message stored, a reply written or failed): the session as `GET /api/chat/sessions` lists it; read new messages with `GET /api/chat/sessions/{id}/messages?since=`. Chat module only; session credentials only (the person who opened the session), on the space-wide stream and on the stream of the session's agent.",
+      "One of the caller's chat sessions changed (a message stored, a reply written or failed): the session as `GET /api/chat/sessions` " +
+      'lists it; read new messages with `GET /api/chat/sessions/{id}/messages?since=`. Chat module only; session credentials only ' +
+      "(the person who opened the session), on the space-wide stream and on the stream of the session's agent.",
     schema: { type: 'object', required: ['object', 'session'], properties: { object: { const: 'chat_session_update' }, session: chatSessionSchema } },
   },
   error: {
     description:
-      'The last frame before the server closes the stream: `credential_revoked` when the API key was revoked or expired or the session ended; `access_changed` when the caller left the organization or space, or no longer holds `runs:read`. Sent whatever `channels` says. Losing `runs:read-all` does not end a stream: it narrows it to the caller\'s own runs at once.',
+      'The last frame before the server closes the stream: `credential_revoked` when the API key was revoked or expired or the ' +
+      'session ended; `access_changed` when the caller left the organization or space, or no longer holds `runs:read`. Sent whatever ' +
+      "`channels` says. Losing `runs:read-all` does not end a stream: it narrows it to the caller's own runs at once.",
     schema: { type: 'object', required: ['code'], properties: { code: { enum: ['credential_revoked', 'access_changed'] } } },
   },
   ping: {
@@ -80,17 +91,23 @@ export const realtimeFrames: NonNullable<RouteDef['sseFrames']> = {
 
 export const realtimeResponses: RouteDef['responses'] = {
   200: {
-    description: `An event stream. Each frame: \`event: <name>\`, \`id: <subscriber>:<n>\` (unique per connection, for deduplication only), \`data: <JSON>\` (shapes in x-sse-frames). No replay: Last-Event-ID is ignored. A client with about ${SSE_MAX_QUEUED_FRAMES} frames queued is disconnected.`,
+    description:
+      `An event stream. Each frame: \`event: <name>\`, \`id: <subscriber>:<n>\` (unique per connection, for deduplication only), ` +
+      `\`data: <JSON>\` (shapes in x-sse-frames). No replay: Last-Event-ID is ignored. A client with about ${SSE_MAX_QUEUED_FRAMES} ` +
+      `frames queued is disconnected.`,
     contentType: 'text/event-stream',
     schema: { type: 'string' },
   },
 };
 
 export const REALTIME_DESCRIPTION =
-  'Credentials: `Authorization: Bearer svc_...`, query `token=<API key>`, or the session cookie with query `orgId` and `spaceId` (or the X-Org-Id / X-Space-Id headers). ' +
-  'A caller receives only the runs it may read: every run of the space with `runs:read-all`, otherwise the runs it launched (an impersonated end-user: its own). ' +
+  'Credentials: `Authorization: Bearer svc_...`, query `token=<API key>`, or the session cookie with query `orgId` and `spaceId` ' +
+  '(or the X-Org-Id / X-Space-Id headers). ' +
+  'A caller receives only the runs it may read: every run of the space with `runs:read-all`, otherwise the runs it launched ' +
+  '(an impersonated end-user: its own). ' +
   'Errors before the stream starts are problem documents. ' +
-  'One identity (API key, session user, end-user) holds at most `REALTIME_MAX_STREAMS_PER_IDENTITY` open streams (default 100) on one API process; one more is 429 `rate_limited`.';
+  'One identity (API key, session user, end-user) holds at most `REALTIME_MAX_STREAMS_PER_IDENTITY` open streams (default 100) ' +
+  'on one API process; one more is 429 `rate_limited`.';
 
 /** What a refused stream is told to wait: a slot frees only when one of the caller's streams closes. */
 const STREAM_RETRY_AFTER_SECONDS = 5;

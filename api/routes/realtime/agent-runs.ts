@@ -9,7 +9,9 @@ export default defineRoute<unknown, RealtimeQuery, { packageId: string }>({
   path: '/api/realtime/agents/:packageId/runs',
   operationId: 'streamAgentRuns',
   summary: 'Server-Sent Events of every run of one agent',
-  description: `\`packageId\` is \`@scope/name\` URL-encoded as one path segment (\`%40acme%2Fsummarizer\`). An agent the space cannot see is 404. ${REALTIME_DESCRIPTION}`,
+  description:
+    `\`packageId\` is \`@scope/name\` URL-encoded as one path segment (\`%40acme%2Fsummarizer\`). An agent the space cannot see ` +
+    `is 404. ${REALTIME_DESCRIPTION}`,
   tag: 'Realtime',
   auth: 'any',
   context: 'space',
@@ -20,7 +22,14 @@ export default defineRoute<unknown, RealtimeQuery, { packageId: string }>({
     type: 'object',
     required: ['packageId'],
     // The example tells a client (and a generator) that the value carries a `/`, sent as `%2F`.
-    properties: { packageId: { type: 'string', pattern: '^@[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$', description: '@scope/name, URL-encoded', examples: ['@acme/summarizer'] } },
+    properties: {
+      packageId: {
+        type: 'string',
+        pattern: '^@[a-z0-9][a-z0-9-]*/[a-z0-9][a-z0-9-]*$',
+        description: '@scope/name, URL-encoded',
+        examples: ['@acme/summarizer'],
+      },
+    },
   },
   query: realtimeQuery,
   responses: realtimeResponses,

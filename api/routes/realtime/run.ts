@@ -8,7 +8,9 @@ export default defineRoute<unknown, RealtimeQuery, { id: string }>({
   path: '/api/realtime/runs/:id',
   operationId: 'streamRun',
   summary: 'Server-Sent Events of one run; the first frame is a run_update snapshot',
-  description: `The first frame is a \`run_update\` snapshot of the run (when run_update is among the channels), then \`ping\`. A run the caller cannot read is 404 before the stream starts. ${REALTIME_DESCRIPTION}`,
+  description:
+    `The first frame is a \`run_update\` snapshot of the run (when run_update is among the channels), then \`ping\`. A run the ` +
+    `caller cannot read is 404 before the stream starts. ${REALTIME_DESCRIPTION}`,
   tag: 'Realtime',
   auth: 'any',
   context: 'space',

@@ -32,4 +32,5 @@ export async function findBulkJob(ctx: AppContext, id: string) {
 }
 
 export const bulkDescription = (what: string) =>
-  `${what} Answers 202 with the job; \`GET /api/runs/bulk/{jobId}\` shows its progress. Only runs the caller may read are covered. The job runs as a durable workflow in pages of 50 runs and resumes after a restart.`;
+  `${what} Answers 202 with the job; \`GET /api/runs/bulk/{jobId}\` shows its progress. Only runs the caller may read are covered. ` +
+  `The job runs as a durable workflow in pages of 50 runs and resumes after a restart.`;

@@ -8,9 +8,7 @@ export default defineRoute<{ filter: BulkFilter }>({
   path: '/api/runs/bulk/cancel',
   operationId: 'bulkCancelRuns',
   summary: 'Cancel every run a filter matches (a bulk job)',
-  description: bulkDescription(
-    'Each run is cancelled as by `POST /api/runs/{id}/cancel`; a run that already ended is counted in `skipped`.',
-  ),
+  description: bulkDescription('Each run is cancelled as by `POST /api/runs/{id}/cancel`; a run that already ended is counted in `skipped`.'),
   tag: 'Runs',
   auth: 'any',
   context: 'space',

@@ -9,7 +9,10 @@ export default defineRoute<{ filter: BulkFilter }>({
   operationId: 'bulkReplayRuns',
   summary: 'Launch a new run for every run a filter matches (a bulk job)',
   description: bulkDescription(
-    "Each new run has the same agent version and input as the run it replays and is launched by the caller, against the organization's run limits: a launch refused by `per_org_global_rate_per_min` or `max_concurrent_per_org` waits as long as the limit says and is tried again (after 30 minutes without progress it counts as failed). An input that no longer validates, a missing connection or a vanished version counts as failed, with its problem code in `failures`.",
+    "Each new run has the same agent version and input as the run it replays and is launched by the caller, against the organization's " +
+      'run limits: a launch refused by `per_org_global_rate_per_min` or `max_concurrent_per_org` waits as long as the limit says ' +
+      'and is tried again (after 30 minutes without progress it counts as failed). An input that no longer validates, a missing ' +
+      'connection or a vanished version counts as failed, with its problem code in `failures`.',
   ),
   tag: 'Runs',
   auth: 'any',

@@ -16,7 +16,10 @@ export default defineRoute<unknown, { wait?: string }, { id: string }>({
   operationId: 'getRun',
   summary: 'Read a run; `wait` long-polls until it finishes',
   description:
-    '`wait` = seconds or `true` (capped at 55): returns as soon as the run reaches a terminal status, or when the wait elapses with a non-terminal status. At most 10 concurrent waits per caller; beyond that the call returns at once. A wait whose API key is revoked or expires, or whose session ends, answers 401 at once; one whose caller leaves the space or loses `runs:read` answers 403; one that can no longer read the run (`runs:read-all` lost) answers 404.',
+    '`wait` = seconds or `true` (capped at 55): returns as soon as the run reaches a terminal status, or when the wait elapses ' +
+    'with a non-terminal status. At most 10 concurrent waits per caller; beyond that the call returns at once. A wait whose API ' +
+    'key is revoked or expires, or whose session ends, answers 401 at once; one whose caller leaves the space or loses `runs:read` ' +
+    'answers 403; one that can no longer read the run (`runs:read-all` lost) answers 404.',
   tag: 'Runs',
   auth: 'any',
   context: 'space',

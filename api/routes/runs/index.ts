@@ -1,4 +1,5 @@
-// Runs: list, read, logs, timeline, cancel and delete, bulk jobs, inline and remote runs and their sink (SPEC 4.5, 4.7); mounted by api/routes/index.ts in this order, which is the order in OpenAPI.
+// Runs: list, read, logs, timeline, cancel and delete, bulk jobs, inline and remote runs and their sink (SPEC 4.5, 4.7); mounted
+// by api/routes/index.ts in this order, which is the order in OpenAPI.
 import type { RouteDef } from '../../route.ts';
 import bulkRunCancel from './bulk-cancel.ts';
 import bulkRunGet from './bulk-get.ts';
@@ -15,4 +16,19 @@ import sinkReport from './sink.ts';
 import sinkExtend from './sink-extend.ts';
 import runTimeline from './timeline.ts';
 
-export const runRoutes: RouteDef[] = [runList, runGet, runLogs, runTimeline, runCancel, bulkRunCancel, bulkRunReplay, bulkRunGet, runDelete, inlineRun, inlineRunValidate, remoteRun, sinkReport, sinkExtend];
+export const runRoutes: RouteDef[] = [
+  runList,
+  runGet,
+  runLogs,
+  runTimeline,
+  runCancel,
+  bulkRunCancel,
+  bulkRunReplay,
+  bulkRunGet,
+  runDelete,
+  inlineRun,
+  inlineRunValidate,
+  remoteRun,
+  sinkReport,
+  sinkExtend,
+];

@@ -29,7 +29,9 @@ export default defineRoute<InlineRunBody>({
   path: '/api/runs/inline/validate',
   operationId: 'validateInlineRun',
   summary: 'Check an inline run without running it',
-  description: `The checks of POST /api/runs/inline, in the same order and with the same problems; nothing is created (a 409 \`connection_missing\` here carries no \`connect_url\` and publishes no event: use the integration's \`connect/session\`). ${INLINE_LIMITS_DOC}`,
+  description:
+    `The checks of POST /api/runs/inline, in the same order and with the same problems; nothing is created (a 409 \`connection_missing\` ` +
+    `here carries no \`connect_url\` and publishes no event: use the integration's \`connect/session\`). ${INLINE_LIMITS_DOC}`,
   tag: 'Runs',
   auth: 'any',
   context: 'space',

@@ -20,14 +20,22 @@ export const inlineRunBody = {
   required: ['manifest', 'prompt'],
   properties: {
     manifest: { ...manifestSchema('agent'), description: "A full agent manifest (SPEC 2.12, schema_version 0.x); its `version` is the run's version" },
-    prompt: { type: 'string', description: 'The agent prompt (prompt.md): a Mustache template, rendered for the run; 400 naming the line when it does not parse' },
+    prompt: {
+      type: 'string',
+      description: 'The agent prompt (prompt.md): a Mustache template, rendered for the run; 400 naming the line when it does not parse',
+    },
     input: launchInputBody,
     connections: launchConnectionsBody,
   },
 };
 
 export const INLINE_LIMITS_DOC =
-  'Needs `agents:write` besides `agents:run` (an inline run is an unpublished agent). Refused with 400 `inline_limit_exceeded` (`errors[].limit` naming the key) beyond a limit of `INLINE_RUN_LIMITS`: `manifest_bytes`, `prompt_bytes`, `max_skills`, `max_tools` (runtime_tools plus integrations_configuration tools), `max_authorized_uris` (per integrations_configuration entry), `wildcard_uri_allowed`; then the manifest and input are validated (400 `validation_failed`) and skills resolved (409 `dependency_unresolved`). Limited to `INLINE_RUN_LIMITS.rate_per_min` per identity (x-rate-limit) and per organization (429 `rate_limited`).';
+  'Needs `agents:write` besides `agents:run` (an inline run is an unpublished agent). Refused with 400 `inline_limit_exceeded` ' +
+  '(`errors[].limit` naming the key) beyond a limit of `INLINE_RUN_LIMITS`: `manifest_bytes`, `prompt_bytes`, `max_skills`, ' +
+  '`max_tools` (runtime_tools plus integrations_configuration tools), `max_authorized_uris` (per integrations_configuration ' +
+  'entry), `wildcard_uri_allowed`; then the manifest and input are validated (400 `validation_failed`) and skills resolved ' +
+  '(409 `dependency_unresolved`). Limited to `INLINE_RUN_LIMITS.rate_per_min` per identity (x-rate-limit) and per organization ' +
+  '(429 `rate_limited`).';
 
 /** An inline run is an unpublished agent: running one takes the right to write agents too. */
 function requireAgentsWrite(ctx: AppContext): void {
@@ -47,7 +55,11 @@ export default defineRoute<InlineRunBody>({
   path: '/api/runs/inline',
   operationId: 'launchInlineRun',
   summary: 'Run an agent sent with the request (inline, ephemeral)',
-  description: `Answers 201 with the run (status \`pending\`). The manifest and prompt live in a temporary package, emptied with the run's logs after \`INLINE_RUN_LIMITS.retention_days\` (the run record stays); events carry \`package: {ephemeral: true}\`. ${INLINE_LIMITS_DOC} Organization run limits apply as on any launch, and so does the connection check of \`dependencies.integrations\` (\`connections\`; 409 \`connection_missing\`, after the checks above and before skills resolve).`,
+  description:
+    `Answers 201 with the run (status \`pending\`). The manifest and prompt live in a temporary package, emptied with the run's ` +
+    `logs after \`INLINE_RUN_LIMITS.retention_days\` (the run record stays); events carry \`package: {ephemeral: true}\`. ${INLINE_LIMITS_DOC} ` +
+    `Organization run limits apply as on any launch, and so does the connection check of \`dependencies.integrations\` (\`connections\`; ` +
+    `409 \`connection_missing\`, after the checks above and before skills resolve).`,
   tag: 'Runs',
   auth: 'any',
   context: 'space',

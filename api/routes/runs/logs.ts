@@ -4,7 +4,7 @@ import { defineRoute } from '../../route.ts';
 import { listOf } from '../../schemas.ts';
 import { runIdParam, runLogPage } from '../../resources/runs.ts';
 
-const logSchema = runLogSchema('The entry\'s payload: a tool call\'s details (`tool` among them), the output of an output entry');
+const logSchema = runLogSchema("The entry's payload: a tool call's details (`tool` among them), the output of an output entry");
 
 export default defineRoute<unknown, { since: number; limit?: number }, { id: string }>({
   method: 'get',
@@ -12,7 +12,8 @@ export default defineRoute<unknown, { since: number; limit?: number }, { id: str
   operationId: 'listRunLogs',
   summary: 'Log entries of a run after `since` (sequence pagination)',
   description:
-    'Entries with `seq` (equal to `id`) > `since`, ascending; `limit` default and max 1000; Link rel=next while more follow. Debug entries need `runs:delete`. Each entry has the `type`/`event` pair clients render and our finer `kind`.',
+    'Entries with `seq` (equal to `id`) > `since`, ascending; `limit` default and max 1000; Link rel=next while more follow. ' +
+    'Debug entries need `runs:delete`. Each entry has the `type`/`event` pair clients render and our finer `kind`.',
   tag: 'Runs',
   auth: 'any',
   context: 'space',

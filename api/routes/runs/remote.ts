@@ -3,7 +3,15 @@ import { newSinkSecret, SINK_TTL } from '../../../shared/runs/sink.ts';
 import { configuredRateLimit } from '../../rate-limits.ts';
 import type { AppContext } from '../../context.ts';
 import { defineRoute } from '../../route.ts';
-import { launchable, launchConnections, launchConnectionsBody, launchFromRequest, launchInputBody, launchVersionBody, launchVersionQuery } from '../../resources/launch.ts';
+import {
+  launchable,
+  launchConnections,
+  launchConnectionsBody,
+  launchFromRequest,
+  launchInputBody,
+  launchVersionBody,
+  launchVersionQuery,
+} from '../../resources/launch.ts';
 import { SINK_PROTOCOL } from '../../resources/remote-runs.ts';
 import { findVisibleRun } from '../../resources/runs.ts';
 

@@ -8,7 +8,8 @@ export default defineRoute<{ seconds?: number }, unknown, { id: string }>({
   path: '/api/runs/:id/sink/extend',
   operationId: 'extendRunSink',
   summary: "Push back a remote run's sink expiry",
-  description: `The expiry becomes now + \`seconds\` unless it is already later (default ${SINK_TTL.default}, ${SINK_TTL.min} to ${SINK_TTL.max}).\n\n${SINK_PROTOCOL}`,
+  description: `The expiry becomes now + \`seconds\` unless it is already later \
+(default ${SINK_TTL.default}, ${SINK_TTL.min} to ${SINK_TTL.max}).\n\n${SINK_PROTOCOL}`,
   tag: 'Remote runs',
   auth: 'sink',
   rateLimit: { points: 30, duration: 60, by: 'identity' },
@@ -21,7 +22,11 @@ export default defineRoute<{ seconds?: number }, unknown, { id: string }>({
   responses: {
     200: {
       description: 'The new expiry',
-      schema: { type: 'object', required: ['object', 'runId', 'expiresAt'], properties: { object: { const: 'sink' }, runId: { type: 'string' }, expiresAt: { type: 'string', format: 'date-time' } } },
+      schema: {
+        type: 'object',
+        required: ['object', 'runId', 'expiresAt'],
+        properties: { object: { const: 'sink' }, runId: { type: 'string' }, expiresAt: { type: 'string', format: 'date-time' } },
+      },
     },
   },
   async handler(ctx, { body }) {

@@ -21,7 +21,12 @@ const event = {
     },
     { type: 'object', additionalProperties: false, required: ['type', 'usage'], properties: { type: { const: 'metric' }, usage } },
     { type: 'object', additionalProperties: false, required: ['type', 'output'], properties: { type: { const: 'result' }, output: {} } },
-    { type: 'object', additionalProperties: false, required: ['type', 'error'], properties: { type: { const: 'failure' }, error: { type: 'string', minLength: 1, maxLength: 10000 } } },
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['type', 'error'],
+      properties: { type: { const: 'failure' }, error: { type: 'string', minLength: 1, maxLength: 10000 } },
+    },
   ],
 };
 

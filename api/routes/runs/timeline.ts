@@ -10,7 +10,10 @@ export default defineRoute<unknown, { since: number; limit?: number }, { id: str
   operationId: 'getRunTimeline',
   summary: "A run's steps: model calls, tool calls, `api_call`, MCP calls and commands (sequence pagination)",
   description:
-    "Steps with `seq` > `since`, ascending; `limit` default and max 1000; Link rel=next while more follow. Each step has its start, its duration (null while it runs), its status and, for model calls, its tokens and cost; a failed step carries its `error`. The step under way of a running run is the last one, `running`. Steps of a run journaled without checkpoints (`RUN_CHECKPOINTS=false`) are not kept: its timeline shows only a failed model call.",
+    'Steps with `seq` > `since`, ascending; `limit` default and max 1000; Link rel=next while more follow. Each step has its ' +
+    'start, its duration (null while it runs), its status and, for model calls, its tokens and cost; a failed step carries its ' +
+    '`error`. The step under way of a running run is the last one, `running`. Steps of a run journaled without checkpoints (`RUN_CHECKPOINTS=false`) ' +
+    'are not kept: its timeline shows only a failed model call.',
   tag: 'Runs',
   auth: 'any',
   context: 'space',

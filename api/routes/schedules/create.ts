@@ -17,7 +17,9 @@ export default defineRoute<Body, unknown, { scope: string; name: string }>({
   operationId: 'createSchedule',
   summary: 'Schedule runs of the agent',
   description:
-    "Needs `schedules:write` and `agents:run`. The runs execute as the caller (an API key's creator), in this space, with the latest published version at each tick. `input` is validated against the agent's input schema now (defaults applied) and again at each tick. Invalid cron or time zone: 400 `validation_failed` naming the field.",
+    "Needs `schedules:write` and `agents:run`. The runs execute as the caller (an API key's creator), in this space, with the " +
+    "latest published version at each tick. `input` is validated against the agent's input schema now (defaults applied) and " +
+    'again at each tick. Invalid cron or time zone: 400 `validation_failed` naming the field.',
   tag: 'Schedules',
   auth: 'any',
   context: 'space',

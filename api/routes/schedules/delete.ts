@@ -8,7 +8,8 @@ export default defineRoute<unknown, unknown, { id: string }>({
   operationId: 'deleteSchedule',
   summary: 'Delete a schedule; its runs stay, still naming it',
   description:
-    "Its creator (by session or one of their API keys) or an admin of the space (org owners and admins included) may delete it. Anyone else is 403 `forbidden` when they can read the schedule, 404 otherwise; acting for an end-user is refused (403).",
+    'Its creator (by session or one of their API keys) or an admin of the space (org owners and admins included) may delete it. ' +
+    'Anyone else is 403 `forbidden` when they can read the schedule, 404 otherwise; acting for an end-user is refused (403).',
   tag: 'Schedules',
   auth: 'any',
   context: 'space',

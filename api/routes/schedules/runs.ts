@@ -10,7 +10,9 @@ export default defineRoute<unknown, { limit?: number; offset: number }, { id: st
   path: '/api/schedules/:id/runs',
   operationId: 'listScheduleRuns',
   summary: 'Runs of one schedule, newest first',
-  description: 'Offset pagination (default 20, max 100) with Link headers. Needs `runs:read` too; the run visibility of `GET /api/runs` applies. Ticks that could not start are `failed` runs.',
+  description:
+    'Offset pagination (default 20, max 100) with Link headers. Needs `runs:read` too; the run visibility of `GET /api/runs` ' +
+    'applies. Ticks that could not start are `failed` runs.',
   tag: 'Schedules',
   auth: 'any',
   context: 'space',

@@ -17,7 +17,12 @@ export default defineRoute<Body, unknown, { id: string }>({
   operationId: 'updateSchedule',
   summary: 'Change, enable or disable a schedule (merge semantics)',
   description:
-    "Only the schedule's creator (by session or one of their API keys) may change `name`, `input`, `cron_expression` or `timezone`: its runs execute as them. Admins of the space (org owners and admins included) who did not create it may only send `enabled`; anything else is 403 `forbidden`, and so is any change by anyone else who can read the schedule (404 otherwise). Changing `input`, `cron_expression` or `timezone`, or enabling, also needs `agents:run` and is refused while acting for an end-user (403). `enabled: false` pauses it, `true` resumes it and clears `disabled_reason` (409 `schedule_creator_lost_access` when its creator can no longer run agents in the space). A new `input` is validated against the agent's latest published version.",
+    "Only the schedule's creator (by session or one of their API keys) may change `name`, `input`, `cron_expression` or `timezone`: " +
+    'its runs execute as them. Admins of the space (org owners and admins included) who did not create it may only send `enabled`; ' +
+    'anything else is 403 `forbidden`, and so is any change by anyone else who can read the schedule (404 otherwise). Changing ' +
+    '`input`, `cron_expression` or `timezone`, or enabling, also needs `agents:run` and is refused while acting for an end-user ' +
+    '(403). `enabled: false` pauses it, `true` resumes it and clears `disabled_reason` (409 `schedule_creator_lost_access` when ' +
+    "its creator can no longer run agents in the space). A new `input` is validated against the agent's latest published version.",
   tag: 'Schedules',
   auth: 'any',
   context: 'space',

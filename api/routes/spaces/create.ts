@@ -21,7 +21,11 @@ export default defineRoute<{ name: string }>({
     const { org, orgRole, viewAs } = ctx.state.tenancy!;
     if (!isOrgAdmin(orgRole)) throw problem('forbidden', 'Only organization owners and admins create spaces');
     // A previewed space role belongs to an organization member, who creates no spaces (SPEC 5.2).
-    if (viewAs) throw problem('forbidden', { detail: `Previewing the ${viewAs} role (X-View-As): only organization owners and admins create spaces`, param: 'X-View-As' });
+    if (viewAs)
+      throw problem('forbidden', {
+        detail: `Previewing the ${viewAs} role (X-View-As): only organization owners and admins create spaces`,
+        param: 'X-View-As',
+      });
     const space = await Space.query(ctx.services.knex).insertAndFetch({ id: newId('spc'), org_id: org!.id, name: body.name.trim(), kind: 'team' });
     ctx.status = 201;
     ctx.body = spaceDto(space);

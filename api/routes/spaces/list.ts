@@ -11,7 +11,9 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
   path: '/api/spaces',
   operationId: 'listSpaces',
   summary: 'Spaces the caller can enter in the organization, newest first (cursor pagination)',
-  description: 'Organization owners and admins see every shared space; others the spaces where they hold a role. Everyone sees their own personal space. An API key sees its own space.',
+  description:
+    'Organization owners and admins see every shared space; others the spaces where they hold a role. Everyone sees their own ' +
+    'personal space. An API key sees its own space.',
   tag: 'Spaces',
   auth: 'any',
   context: 'org',
@@ -21,8 +23,14 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
     const auth = ctx.state.auth!;
     const { org, orgRole } = ctx.state.tenancy!;
     const pinned = boundSpaceId(auth);
-    const q = pinned ? ctx.services.knex('spaces').where('org_id', org!.id).where('id', pinned) : enterableSpaces(ctx.services.knex, org!.id, auth.userId, orgRole);
-    const { rows, hasMore } = await cursorPage<Space>(ctx, q, { limit: limitFrom(query.limit, 20, 100), startingAfter: query.startingAfter, endingBefore: query.endingBefore });
+    const q = pinned
+      ? ctx.services.knex('spaces').where('org_id', org!.id).where('id', pinned)
+      : enterableSpaces(ctx.services.knex, org!.id, auth.userId, orgRole);
+    const { rows, hasMore } = await cursorPage<Space>(ctx, q, {
+      limit: limitFrom(query.limit, 20, 100),
+      startingAfter: query.startingAfter,
+      endingBefore: query.endingBefore,
+    });
     ctx.body = { object: 'list', data: rows.map(spaceDto), hasMore };
   },
 });

@@ -11,7 +11,7 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
   path: '/api/spaces/:spaceId/members',
   operationId: 'listSpaceMembers',
   summary: 'Explicit members of a space, newest first (cursor pagination)',
-  description: 'The cursor is a member\'s `userId`.',
+  description: "The cursor is a member's `userId`.",
   tag: 'Spaces',
   auth: 'session',
   context: 'org',

@@ -7,7 +7,7 @@ export default defineRoute<unknown, unknown, { spaceId: string; userId: string }
   path: '/api/spaces/:spaceId/members/:userId',
   operationId: 'removeSpaceMember',
   summary: 'End an explicit space membership',
-  description: 'Needs `spaces:write`; the member\'s role must be one the caller could have granted.',
+  description: "Needs `spaces:write`; the member's role must be one the caller could have granted.",
   tag: 'Spaces',
   auth: 'session',
   context: 'org',

@@ -10,7 +10,9 @@ export default defineRoute<RoleChoice, unknown, { spaceId: string; userId: strin
   operationId: 'updateSpaceMember',
   summary: 'Change the role of an existing explicit membership',
   description:
-    'SPEC 4.8: 404 without an explicit membership row; the new role may only grant permissions the caller holds; the member\'s current role must be one the caller could have granted (403 otherwise, including for one\'s own role); a `custom_role_id` must name a role bundle of the organization (404 otherwise).',
+    "SPEC 4.8: 404 without an explicit membership row; the new role may only grant permissions the caller holds; the member's " +
+    "current role must be one the caller could have granted (403 otherwise, including for one's own role); a `custom_role_id` " +
+    'must name a role bundle of the organization (404 otherwise).',
   tag: 'Spaces',
   auth: 'session',
   context: 'org',

@@ -17,7 +17,7 @@ export const fileNameSchema = {
   description: 'A file name without path separators (no `/` or `\\`), not `.` or `..`',
 } as const;
 
-const TOKEN = "[A-Za-z0-9!#$&^_.+-]{1,127}";
+const TOKEN = '[A-Za-z0-9!#$&^_.+-]{1,127}';
 /** `type/subtype`, optionally with parameters (`text/plain; charset=utf-8`). */
 export const mimeTypeSchema = {
   type: 'string',

@@ -14,8 +14,11 @@ export default defineRoute<unknown, { token: string }>({
   operationId: 'putUploadContent',
   summary: 'Send the bytes of an upload (the upload URL)',
   description:
-    'The `token` of the upload URL is the credential: no other authentication. `Content-Length` must equal the declared `size` (400 `validation_failed` otherwise; 413 `file_too_large` above `FILE_MAX_BYTES`); any `Content-Type` is accepted, the declared `contentType` stands. ' +
-    'The bytes are streamed to storage and kept only when exactly `size` arrived: a short, long or broken body stores nothing and the upload stays pending, so the URL can be retried until it expires. ' +
+    'The `token` of the upload URL is the credential: no other authentication. `Content-Length` must equal the declared `size` ' +
+    '(400 `validation_failed` otherwise; 413 `file_too_large` above `FILE_MAX_BYTES`); any `Content-Type` is accepted, the declared ' +
+    '`contentType` stands. ' +
+    'The bytes are streamed to storage and kept only when exactly `size` arrived: a short, long or broken body stores nothing ' +
+    'and the upload stays pending, so the URL can be retried until it expires. ' +
     'An unknown, expired or completed token is 410 `upload_link_gone`. Limited to 60 requests a minute per client IP.',
   tag: 'Files',
   auth: 'none',
@@ -23,7 +26,7 @@ export default defineRoute<unknown, { token: string }>({
   query: {
     type: 'object',
     required: ['token'],
-    properties: { token: { type: 'string', minLength: 1, maxLength: 200, description: 'The upload URL\'s token' } },
+    properties: { token: { type: 'string', minLength: 1, maxLength: 200, description: "The upload URL's token" } },
   },
   streamBody: { contentType: 'application/octet-stream', schema: { type: 'string', format: 'binary' } },
   responses: { 200: { description: 'Stored; the upload is completed', schema: uploadSchema } },
@@ -36,7 +39,7 @@ export default defineRoute<unknown, { token: string }>({
     const header = ctx.get('Content-Length');
     if (!/^[1-9]\d*$/.test(header)) {
       throw problem('validation_failed', {
-        detail: 'Send the bytes with Content-Length equal to the upload\'s declared size',
+        detail: "Send the bytes with Content-Length equal to the upload's declared size",
         param: 'Content-Length',
         errors: [{ field: 'Content-Length', code: 'required', message: "Content-Length must be the upload's size" }],
       });
@@ -45,7 +48,11 @@ export default defineRoute<unknown, { token: string }>({
     if (!upload) throw gone();
     const size = Number(upload.size);
     const length = Number(header);
-    if (length > config.fileMaxBytes) throw problem('file_too_large', { detail: `The body is ${length} bytes; the limit (FILE_MAX_BYTES) is ${formatBytes(config.fileMaxBytes)}`, param: 'Content-Length' });
+    if (length > config.fileMaxBytes)
+      throw problem('file_too_large', {
+        detail: `The body is ${length} bytes; the limit (FILE_MAX_BYTES) is ${formatBytes(config.fileMaxBytes)}`,
+        param: 'Content-Length',
+      });
     const mismatch = (received: string) =>
       problem('validation_failed', {
         detail: `The upload's size is ${size} bytes; ${received}`,

@@ -22,7 +22,8 @@ export default defineRoute<Body>({
   description:
     'Uploads give agents files: pass the `upl_` id as a run input of `format: file`. Needs `agents:run` in the space. ' +
     'Send the bytes with `PUT` to `uploadUrl` (exactly `size` bytes; the URL is the credential, good for one successful PUT within an hour). ' +
-    '`size` above `FILE_MAX_BYTES` is 413 `file_too_large`; when the organization\'s files and unexpired uploads plus `size` would exceed `ORG_STORAGE_QUOTA_BYTES`, 413 `storage_quota_exceeded`. ' +
+    "`size` above `FILE_MAX_BYTES` is 413 `file_too_large`; when the organization's files and unexpired uploads plus `size` would " +
+    'exceed `ORG_STORAGE_QUOTA_BYTES`, 413 `storage_quota_exceeded`. ' +
     'Owned like a run: by the end-user of `Service-User`, else the API key, else the person.',
   tag: 'Files',
   auth: 'any',
@@ -45,7 +46,10 @@ export default defineRoute<Body>({
       schema: {
         ...uploadSchema,
         required: [...uploadSchema.required, 'uploadUrl'],
-        properties: { ...uploadSchema.properties, uploadUrl: { type: 'string', format: 'uri', description: 'PUT the bytes here; holds the single-use token (shown once)' } },
+        properties: {
+          ...uploadSchema.properties,
+          uploadUrl: { type: 'string', format: 'uri', description: 'PUT the bytes here; holds the single-use token (shown once)' },
+        },
       },
     },
   },
@@ -59,7 +63,10 @@ export default defineRoute<Body>({
       throw problem('validation_failed', { detail: message, param: 'name', errors: [{ field: 'name', code: 'invalid_format', message }] });
     }
     if (body.size > config.fileMaxBytes) {
-      throw problem('file_too_large', { detail: `The file is ${body.size} bytes; the limit (FILE_MAX_BYTES) is ${formatBytes(config.fileMaxBytes)}`, param: 'size' });
+      throw problem('file_too_large', {
+        detail: `The file is ${body.size} bytes; the limit (FILE_MAX_BYTES) is ${formatBytes(config.fileMaxBytes)}`,
+        param: 'size',
+      });
     }
     const id = newId('upl');
     const token = newToken();
@@ -72,7 +79,9 @@ export default defineRoute<Body>({
         const used = await orgBytesInUse(trx, org!.id);
         if (used + body.size > quota) {
           throw problem('storage_quota_exceeded', {
-            detail: `The organization uses ${formatBytes(used)} of its ${formatBytes(quota)} quota (ORG_STORAGE_QUOTA_BYTES); ${body.size} more bytes do not fit`,
+            detail:
+              `The organization uses ${formatBytes(used)} of its ${formatBytes(quota)} quota (ORG_STORAGE_QUOTA_BYTES); ${body.size} more ` +
+              `bytes do not fit`,
             param: 'size',
           });
         }

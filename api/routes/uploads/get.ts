@@ -7,7 +7,9 @@ export default defineRoute<unknown, unknown, { id: string }>({
   path: '/api/uploads/:id',
   operationId: 'getUpload',
   summary: 'Read an upload: whether its bytes arrived, and their SHA-256',
-  description: 'Visible as runs are: with `runs:read-all` every upload of the space, otherwise the caller\'s own (an impersonated end-user\'s own only). Needs `agents:run`.',
+  description:
+    "Visible as runs are: with `runs:read-all` every upload of the space, otherwise the caller's own (an impersonated end-user's " +
+    'own only). Needs `agents:run`.',
   tag: 'Files',
   auth: 'any',
   context: 'space',

@@ -34,7 +34,9 @@ export default defineRoute<Body>({
   operationId: 'createWebhook',
   summary: 'Create a webhook; the signing secret is returned once',
   description:
-    'Space level needs `webhooks:write` in `spaceId` (an API key: its own space only); organization level needs `org-webhooks:write` and a session. HTTPS only; private, loopback, link-local and reserved destinations are refused with `blocked_url`. At most 20 webhooks per space and per organization.',
+    'Space level needs `webhooks:write` in `spaceId` (an API key: its own space only); organization level needs `org-webhooks:write` ' +
+    'and a session. HTTPS only; private, loopback, link-local and reserved destinations are refused with `blocked_url`. At most ' +
+    '20 webhooks per space and per organization.',
   tag: 'Webhooks',
   auth: 'any',
   context: 'org',
@@ -54,7 +56,10 @@ export default defineRoute<Body>({
   // The permission depends on the body's level and space: a hook, so an Idempotency-Key replay checks it too.
   async authorize(ctx, { body }) {
     if (!(await allowed(ctx, body.level, body.level === 'space' ? body.spaceId! : null, 'write'))) {
-      throw problem('forbidden', body.level === 'org' ? 'Organization webhooks need org-webhooks:write and a session' : 'This needs webhooks:write in that space');
+      throw problem(
+        'forbidden',
+        body.level === 'org' ? 'Organization webhooks need org-webhooks:write and a session' : 'This needs webhooks:write in that space',
+      );
     }
   },
   async handler(ctx, { body }) {

@@ -9,7 +9,9 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
   path: '/api/webhooks/:id/deliveries',
   operationId: 'listWebhookDeliveries',
   summary: 'Delivery attempts, newest first (cursor pagination)',
-  description: 'Request and response bodies are not stored. `startingAfter` = the id of the last delivery received; Link rel=next while more follow (and rel=prev, `endingBefore`, back).',
+  description:
+    'Request and response bodies are not stored. `startingAfter` = the id of the last delivery received; Link rel=next while ' +
+    'more follow (and rel=prev, `endingBefore`, back).',
   tag: 'Webhooks',
   auth: 'any',
   context: 'org',

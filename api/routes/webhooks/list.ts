@@ -12,7 +12,8 @@ export default defineRoute<unknown, { spaceId?: string; all?: boolean; limit?: n
   operationId: 'listWebhooks',
   summary: 'List webhooks, newest first (cursor pagination)',
   description:
-    'Without parameters: the organization-level webhooks; `spaceId=` adds that space\'s; `all=true` (needs `org-webhooks:read`) spans every space. With an API key: the webhooks of the key\'s space, parameters ignored.',
+    "Without parameters: the organization-level webhooks; `spaceId=` adds that space's; `all=true` (needs `org-webhooks:read`) " +
+    "spans every space. With an API key: the webhooks of the key's space, parameters ignored.",
   tag: 'Webhooks',
   auth: 'any',
   context: 'org',
@@ -37,7 +38,11 @@ export default defineRoute<unknown, { spaceId?: string; all?: boolean; limit?: n
       q = webhooksOf(ctx.services.knex, orgId, { org: orgLevel, spaceId: space });
     }
     // Link headers keep `spaceId` and `all`: the next page is of the same list.
-    const { rows, hasMore } = await cursorPage<WebhookRow>(ctx, q, { limit: limitFrom(query.limit, 20, 100), startingAfter: query.startingAfter, endingBefore: query.endingBefore });
+    const { rows, hasMore } = await cursorPage<WebhookRow>(ctx, q, {
+      limit: limitFrom(query.limit, 20, 100),
+      startingAfter: query.startingAfter,
+      endingBefore: query.endingBefore,
+    });
     ctx.body = { object: 'list', data: rows.map(webhookDto), hasMore };
   },
 });

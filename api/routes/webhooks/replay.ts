@@ -14,7 +14,13 @@ export default defineRoute<Body, unknown, { id: string }>({
   path: '/api/webhooks/:id/replay',
   operationId: 'replayWebhook',
   summary: 'Send again every event of a time window that the webhook subscribes to',
-  description: `Events with \`since <= occurredAt < until\` (until: now by default) of the types, space and agent the webhook subscribes to, oldest first, at most ${REPLAY_MAX_EVENTS} per call: \`truncated\` with \`nextSince\` (the \`since\` of the call that continues) when more matched. \`status: "failed"\` keeps only events whose last delivery to this webhook failed. Each event is sent as one new attempt with its own \`webhook-id\` (the event id), numbered after its recorded attempts and not retried on failure; an event whose delivery to this webhook is still running is left to it (\`alreadyRunning\`), so repeating a replay while the first runs queues nothing twice. A disabled webhook is 409 \`conflict\`.`,
+  description:
+    `Events with \`since <= occurredAt < until\` (until: now by default) of the types, space and agent the webhook subscribes ` +
+    `to, oldest first, at most ${REPLAY_MAX_EVENTS} per call: \`truncated\` with \`nextSince\` (the \`since\` of the call that ` +
+    `continues) when more matched. \`status: "failed"\` keeps only events whose last delivery to this webhook failed. Each event ` +
+    `is sent as one new attempt with its own \`webhook-id\` (the event id), numbered after its recorded attempts and not retried ` +
+    `on failure; an event whose delivery to this webhook is still running is left to it (\`alreadyRunning\`), so repeating a ` +
+    `replay while the first runs queues nothing twice. A disabled webhook is 409 \`conflict\`.`,
   tag: 'Webhooks',
   auth: 'any',
   context: 'org',

@@ -8,7 +8,10 @@ export default defineRoute<unknown, unknown, { id: string; deliveryId: string }>
   operationId: 'retryWebhookDelivery',
   summary: "Send a delivery's event again now (one new attempt)",
   description:
-    "The event is signed again and sent with the same `webhook-id` (the event id) as one new attempt, numbered after the last recorded one (`webhook-attempt`), listed in the deliveries once it ends. A single attempt: it is not retried on failure. If the event's delivery to this webhook is still running (its retry ladder waiting), that delivery attempts at once instead (`running: true`): never two at a time. A disabled webhook is 409 `conflict` (except for `test.ping`).",
+    'The event is signed again and sent with the same `webhook-id` (the event id) as one new attempt, numbered after the last ' +
+    'recorded one (`webhook-attempt`), listed in the deliveries once it ends. A single attempt: it is not retried on failure. ' +
+    "If the event's delivery to this webhook is still running (its retry ladder waiting), that delivery attempts at once instead " +
+    '(`running: true`): never two at a time. A disabled webhook is 409 `conflict` (except for `test.ping`).',
   tag: 'Webhooks',
   auth: 'any',
   context: 'org',

@@ -97,9 +97,7 @@ export async function up(knex: Knex): Promise<void> {
     t.primary(['space_id', 'user_id']);
     t.index(['org_id', 'user_id']);
   });
-  await knex.raw(
-    `ALTER TABLE space_members ADD CONSTRAINT space_members_one_role CHECK ((preset_role IS NULL) <> (custom_role_id IS NULL))`,
-  );
+  await knex.raw(`ALTER TABLE space_members ADD CONSTRAINT space_members_one_role CHECK ((preset_role IS NULL) <> (custom_role_id IS NULL))`);
 
   await knex.schema.createTable('api_keys', (t) => {
     t.text('id').primary();

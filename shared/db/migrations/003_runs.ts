@@ -20,7 +20,9 @@ export async function up(knex: Knex): Promise<void> {
     t.text('schedule_id');
     t.integer('timeout_seconds').notNullable();
     t.text('sandbox_mode');
-    t.jsonb('usage').notNullable().defaultTo(JSON.stringify({ inputTokens: 0, outputTokens: 0, costUsd: 0 }));
+    t.jsonb('usage')
+      .notNullable()
+      .defaultTo(JSON.stringify({ inputTokens: 0, outputTokens: 0, costUsd: 0 }));
     t.integer('log_seq').notNullable().defaultTo(0); // last run_logs.seq handed out
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp('started_at', { useTz: true });

@@ -31,7 +31,9 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['org_id', 'level']);
     t.index(['space_id']);
   });
-  await knex.raw(`ALTER TABLE webhooks ADD CONSTRAINT webhooks_level CHECK ((level = 'org' AND space_id IS NULL) OR (level = 'space' AND space_id IS NOT NULL))`);
+  await knex.raw(
+    `ALTER TABLE webhooks ADD CONSTRAINT webhooks_level CHECK ((level = 'org' AND space_id IS NULL) OR (level = 'space' AND space_id IS NOT NULL))`,
+  );
 
   await knex.schema.createTable('webhook_deliveries', (t) => {
     t.text('id').primary();

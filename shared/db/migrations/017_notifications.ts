@@ -26,7 +26,8 @@ export async function up(knex: Knex): Promise<void> {
     t.index(['user_id', 'space_id', 'created_at']);
   });
   await knex.raw(
-    `ALTER TABLE notifications ADD CONSTRAINT notifications_type CHECK (type IN ('run.failed','run.timeout','schedule.disabled','connection.needs_reconnection'))`,
+    `ALTER TABLE notifications ADD CONSTRAINT notifications_type CHECK (type IN \
+('run.failed','run.timeout','schedule.disabled','connection.needs_reconnection'))`,
   );
 }
 

@@ -20,7 +20,9 @@ export async function up(knex: Knex): Promise<void> {
     t.text('pending_message_id');
     t.integer('message_count').notNullable().defaultTo(0);
     // Totals over every assistant reply: {inputTokens, outputTokens, costUsd}.
-    t.jsonb('usage').notNullable().defaultTo(JSON.stringify({ inputTokens: 0, outputTokens: 0, costUsd: 0 }));
+    t.jsonb('usage')
+      .notNullable()
+      .defaultTo(JSON.stringify({ inputTokens: 0, outputTokens: 0, costUsd: 0 }));
     t.timestamp('last_message_at', { useTz: true });
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.timestamp('updated_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());

@@ -22,7 +22,13 @@ export async function up(knex: Knex): Promise<void> {
     const slash = c.integration_package_id.indexOf('/');
     // The package the connection's space sees (its own space's or the default space's).
     const pkg = await knex('packages')
-      .where({ org_id: c.org_id, type: 'integration', ephemeral: false, scope: c.integration_package_id.slice(0, slash), name: c.integration_package_id.slice(slash + 1) })
+      .where({
+        org_id: c.org_id,
+        type: 'integration',
+        ephemeral: false,
+        scope: c.integration_package_id.slice(0, slash),
+        name: c.integration_package_id.slice(slash + 1),
+      })
       .where((w) => w.where('home_space_id', c.space_id).orWhereIn('home_space_id', knex('spaces').select('id').where({ org_id: c.org_id, kind: 'default' })))
       .first('id', 'draft_manifest');
     if (!pkg) continue; // no integration: nothing to deliver to

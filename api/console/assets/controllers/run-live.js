@@ -6,7 +6,13 @@ import { coalesce, refreshRegions } from '../lib/regions.js';
 import { openStream } from '../lib/stream.js';
 
 const TERMINAL = new Set(['success', 'failed', 'timeout', 'cancelled']);
-const SAID = { success: 'The run succeeded.', failed: 'The run failed.', timeout: 'The run timed out.', cancelled: 'The run was cancelled.', running: 'The run is running.' };
+const SAID = {
+  success: 'The run succeeded.',
+  failed: 'The run failed.',
+  timeout: 'The run timed out.',
+  cancelled: 'The run was cancelled.',
+  running: 'The run is running.',
+};
 
 export function connect(root) {
   const logs = document.getElementById('logs');

@@ -19,7 +19,12 @@ export function connect(el) {
     announce = true;
     refresh();
   };
-  const handlers = Object.fromEntries((el.dataset.events ?? '').split(/[\s,]+/).filter(Boolean).map((name) => [name, onFrame]));
+  const handlers = Object.fromEntries(
+    (el.dataset.events ?? '')
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .map((name) => [name, onFrame]),
+  );
   let opened = false;
   openStream(el.dataset.stream, handlers, {
     onOpen: () => {

@@ -10,9 +10,7 @@ export function mount(root) {
     connected.add(el);
     for (const name of el.dataset.controller.split(/\s+/)) {
       if (!/^[a-z-]+$/.test(name)) continue;
-      import(`../controllers/${name}.js`)
-        .then((m) => m.connect(el))
-        .catch((err) => console.error(`console: controller ${name} failed`, err));
+      import(`../controllers/${name}.js`).then((m) => m.connect(el)).catch((err) => console.error(`console: controller ${name} failed`, err));
     }
   }
 }

@@ -83,7 +83,9 @@ export const clientFields = {
     uniqueItems: true,
     items: { type: 'string', enum: [...OIDC_SCOPES, ...SCOPES] },
     description:
-      'Permissions the client may ask for. The OpenID scopes openid, offline_access, email, profile are always allowed: they may be listed (as OIDC libraries do), which changes nothing, and are not stored. A space-level client: at most agents:read, agents:run, runs:read, runs:cancel, end-users:read, integrations:read, integrations:connect, integrations:disconnect.',
+      'Permissions the client may ask for. The OpenID scopes openid, offline_access, email, profile are always allowed: they may ' +
+      'be listed (as OIDC libraries do), which changes nothing, and are not stored. A space-level client: at most agents:read, ' +
+      'agents:run, runs:read, runs:cancel, end-users:read, integrations:read, integrations:connect, integrations:disconnect.',
   },
   allowSignup: { type: 'boolean', description: 'Space level: a first sign-in creates the end-user. No effect at other levels.' },
 } as const;

@@ -49,7 +49,10 @@ export default defineRoute<Body>({
   operationId: 'createOAuthClient',
   summary: 'Register an OAuth client; its secret is returned once',
   description:
-    'Level `org` (default): tokens act for a platform user in this organization. Level `space`: tokens act for one end-user in the space named by `X-Space-Id` (an API key: its own space), with at most the space allowlist of scopes (others: `invalid_request`). Level `instance`: tokens act for any platform user; an organization owner\'s session only. `public: true` makes a client without secret (PKCE, `token_endpoint_auth_method` none).',
+    'Level `org` (default): tokens act for a platform user in this organization. Level `space`: tokens act for one end-user in ' +
+    'the space named by `X-Space-Id` (an API key: its own space), with at most the space allowlist of scopes (others: `invalid_request`). ' +
+    "Level `instance`: tokens act for any platform user; an organization owner's session only. `public: true` makes a client " +
+    'without secret (PKCE, `token_endpoint_auth_method` none).',
   tag: 'OAuth clients',
   auth: 'any',
   context: 'org',
@@ -58,7 +61,10 @@ export default defineRoute<Body>({
   shownOnce: ['client_secret'],
   // Declared, so an Idempotency-Key is kept per space (api/middleware/idempotency.ts).
   headers: {
-    'X-Space-Id': { description: 'The space of a space-level client (sessions); an API key is pinned to its own space', schema: { type: 'string', pattern: '^spc_[0-9A-Za-z]{24}$' } },
+    'X-Space-Id': {
+      description: 'The space of a space-level client (sessions); an API key is pinned to its own space',
+      schema: { type: 'string', pattern: '^spc_[0-9A-Za-z]{24}$' },
+    },
   },
   body: {
     type: 'object',

@@ -7,7 +7,9 @@ export default defineRoute<unknown, unknown, { id: string }>({
   path: '/api/oauth/clients/:id',
   operationId: 'deleteOAuthClient',
   summary: 'Delete an OAuth client and revoke everything it holds',
-  description: 'Its grants, authorization codes, refresh tokens and device codes go with it; JWT access tokens already issued stay valid until they expire (one hour by default). An instance-level client: an organization owner\'s session only.',
+  description:
+    'Its grants, authorization codes, refresh tokens and device codes go with it; JWT access tokens already issued stay valid ' +
+    "until they expire (one hour by default). An instance-level client: an organization owner's session only.",
   tag: 'OAuth clients',
   auth: 'any',
   context: 'org',

@@ -9,8 +9,9 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
   method: 'get',
   path: '/api/oauth/clients',
   operationId: 'listOAuthClients',
-  summary: 'List the organization\'s OAuth clients, newest first (cursor pagination)',
-  description: 'Instance- and organization-level clients, and the space-level clients of the spaces the caller can act in (an API key: its own space). Never a secret.',
+  summary: "List the organization's OAuth clients, newest first (cursor pagination)",
+  description:
+    'Instance- and organization-level clients, and the space-level clients of the spaces the caller can act in (an API key: its own space). Never a secret.',
   tag: 'OAuth clients',
   auth: 'any',
   context: 'org',
@@ -30,7 +31,11 @@ export default defineRoute<unknown, { limit?: number; startingAfter?: string; en
       .where((w) => {
         w.whereNot({ level: 'space' }).orWhereIn('space_id', visible);
       });
-    const { rows, hasMore } = await cursorPage<OAuthClientRow>(ctx, q, { limit: limitFrom(query.limit, 20, 100), startingAfter: query.startingAfter, endingBefore: query.endingBefore });
+    const { rows, hasMore } = await cursorPage<OAuthClientRow>(ctx, q, {
+      limit: limitFrom(query.limit, 20, 100),
+      startingAfter: query.startingAfter,
+      endingBefore: query.endingBefore,
+    });
     ctx.body = { object: 'list', data: rows.map(clientDto), hasMore };
   },
 });

@@ -15,7 +15,9 @@ export default defineRoute<Body, unknown, { id: string }>({
   path: '/api/oauth/clients/:id',
   operationId: 'updateOAuthClient',
   summary: 'Change an OAuth client (merge semantics; level, secret and public cannot change)',
-  description: 'Removing a scope revokes what the client holds (grants, refresh tokens, codes): its users consent again to the narrower set. An instance-level client: an organization owner\'s session only.',
+  description:
+    'Removing a scope revokes what the client holds (grants, refresh tokens, codes): its users consent again to the narrower ' +
+    "set. An instance-level client: an organization owner's session only.",
   tag: 'OAuth clients',
   auth: 'any',
   context: 'org',
