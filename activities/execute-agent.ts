@@ -81,13 +81,15 @@ async function beginAttempt(knex: Knex, runId: string, attempt: number, config: 
   const losses = attempt - 1 - handovers.length;
   if (!config.runCheckpoints) {
     throw failure(
-      `The worker running this agent stopped responding (no heartbeat for ${HEARTBEAT_TIMEOUT_SECONDS} s) and checkpoints are off (RUN_CHECKPOINTS=false), so the run cannot resume`,
+      `The worker running this agent stopped responding (no heartbeat for ${HEARTBEAT_TIMEOUT_SECONDS} s) and checkpoints are off ` +
+        `(RUN_CHECKPOINTS=false), so the run cannot resume`,
       'WorkerLost',
     );
   }
   if (losses >= config.runMaxWorkerLosses) {
     throw failure(
-      `The run lost its worker ${losses} times (each stopped responding for ${HEARTBEAT_TIMEOUT_SECONDS} s before the run finished); RUN_MAX_WORKER_LOSSES is ${config.runMaxWorkerLosses}`,
+      `The run lost its worker ${losses} times (each stopped responding for ${HEARTBEAT_TIMEOUT_SECONDS} s before the run finished); ` +
+        `RUN_MAX_WORKER_LOSSES is ${config.runMaxWorkerLosses}`,
       'WorkerLost',
     );
   }
@@ -96,7 +98,9 @@ async function beginAttempt(knex: Knex, runId: string, attempt: number, config: 
   await appendRunLog(knex, runId, {
     level: 'warn',
     type: 'resume',
-    message: `The run resumed on another worker ${why} (attempt ${attempt}): ${steps} completed step${steps === 1 ? ' is' : 's are'} replayed from its checkpoint, not repeated`,
+    message:
+      `The run resumed on another worker ${why} (attempt ${attempt}): ${steps} completed step${steps === 1 ? ' is' : 's are'} replayed ` +
+      `from its checkpoint, not repeated`,
   });
 }
 
@@ -156,7 +160,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     if (!written) return carryOutputOrRetry(knex, run.id, output);
     // Its webhooks hear it now, a workflow task sooner than runAgent's own publish, which then
     // finds it sent (activities/webhooks/first-attempt.ts); failing here leaves it to that one.
-    if (!process.env.NO_EARLY) await publishRunEvent(run.id, 'run.success').catch((err) => log.warn({ err, runId: run.id }, 'run.success not published here; runAgent publishes it'));
+    await publishRunEvent(run.id, 'run.success').catch((err) => log.warn({ err, runId: run.id }, 'run.success not published here; runAgent publishes it'));
   }
 
   async function execute(runId: string): Promise<ExecuteResult> {
@@ -228,7 +232,11 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       let checkpoints: WorkspaceCheckpoints | undefined;
       if (code && workspace.workspaceDir && config.runCheckpoints) {
         const beat = setInterval(() => ctx.heartbeat({ modelCalls: 0 }), 2000);
-        checkpoints = await openWorkspaceCheckpoints(knex, { storage: deps.files, runId, dir: workspace.workspaceDir, attempt, ceilingMb: layout.diskMb }, journal)
+        checkpoints = await openWorkspaceCheckpoints(
+          knex,
+          { storage: deps.files, runId, dir: workspace.workspaceDir, attempt, ceilingMb: layout.diskMb },
+          journal,
+        )
           .catch((err: Error) => {
             throw failure(`The run's workspace could not be restored from its checkpoint: ${err.message}`);
           })
@@ -256,7 +264,10 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
       const end = await session.supervise({
         progress: () => ({ modelCalls: sidecar.state.modelCalls }),
         // A draining worker records the handover (it is not a loss) before it stops the sandbox.
-        onDrain: () => knex('runs').where({ id: runId }).update({ handovers: knex.raw('array_append(handovers, ?)', [attempt]) }),
+        onDrain: () =>
+          knex('runs')
+            .where({ id: runId })
+            .update({ handovers: knex.raw('array_append(handovers, ?)', [attempt]) }),
       });
       await stopIfUnannounced;
       // Superseded: the run is the live attempt's, this one writes nothing more to it.

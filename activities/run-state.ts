@@ -17,9 +17,7 @@ import { deleteWorkspaceCheckpoints } from './sandbox/checkpoints.ts';
  * How a run ended, as its workflow decided. A success carries its output, or when that is large
  * the reference of the row that keeps it (shared/runs/pending-output.ts).
  */
-export type RunOutcome =
-  | { status: 'success'; output?: unknown; outputRef?: string }
-  | { status: 'failed' | 'timeout' | 'cancelled'; error: string };
+export type RunOutcome = { status: 'success'; output?: unknown; outputRef?: string } | { status: 'failed' | 'timeout' | 'cancelled'; error: string };
 
 /** A success with its output: the one it carries, else the one its reference names. */
 async function withOutput(knex: Knex, runId: string, outcome: RunOutcome): Promise<RunOutcome> {
@@ -194,7 +192,9 @@ export function createRunStateActivities(deps: ActivityDeps) {
      */
     async finalizeRun(runId: string, outcome: RunOutcome): Promise<RunStatus> {
       const status = await writeFinalStatus(runId, outcome);
-      await deleteWorkspaceCheckpoints(deps.files, runId).catch((err) => deps.log.warn({ err, runId }, 'workspace checkpoints not deleted: the file sweep will'));
+      await deleteWorkspaceCheckpoints(deps.files, runId).catch((err) =>
+        deps.log.warn({ err, runId }, 'workspace checkpoints not deleted: the file sweep will'),
+      );
       return status;
     },
   };

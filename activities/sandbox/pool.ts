@@ -5,7 +5,8 @@
 // ceilings): each serves exactly one run or turn and is destroyed when it ends; a replacement
 // starts as one is taken. Per-run mounts are made with the sandbox: its own folder holds sidecar/ (bound at
 // /sidecar) and the workspace folders (workspace.ts: the code layout, so that an agent that runs
-// code is served warm too, sized to `agent_disk_ceiling_mb`), and the run fills them at hand-over. Killed when the worker shuts down (and with it: --die-with-parent).
+// code is served warm too, sized to `agent_disk_ceiling_mb`), and the run fills them at hand-over. Killed when the worker
+// shuts down (and with it: --die-with-parent).
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';

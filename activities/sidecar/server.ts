@@ -132,7 +132,7 @@ export function toolDefs(agent: ResolvedAgent, apiIntegrations: ApiIntegration[]
   if (offered.has('pin')) {
     tools.push({
       name: 'pin',
-      description: "Pin a fact for later runs of this agent by the same actor: it is shown in their system prompt.",
+      description: 'Pin a fact for later runs of this agent by the same actor: it is shown in their system prompt.',
       parameters: { type: 'object', required: ['content'], properties: { content: { type: 'string' } } },
     });
   }
@@ -304,11 +304,18 @@ export class Sidecar {
       const completion = tracer ? await inSpan(tracer, 'model call', attributes, call, this.traceContext) : await call();
       this.state.modelCalls++;
       const answer: ModelAnswer = { message: completion.message };
-      await this.deps.journal.record('model', model.model, messages, answer, async (trx) => {
-        // In the step's transaction: a call a resumed run replays from the journal is never counted twice.
-        await addUsage(trx, 'runs', run.id, completion.usage);
-        await notifyRunEvent(trx, { kind: 'usage', runId: run.id, orgId: run.org_id, spaceId: run.space_id });
-      }, { startedAt, usage: completion.usage });
+      await this.deps.journal.record(
+        'model',
+        model.model,
+        messages,
+        answer,
+        async (trx) => {
+          // In the step's transaction: a call a resumed run replays from the journal is never counted twice.
+          await addUsage(trx, 'runs', run.id, completion.usage);
+          await notifyRunEvent(trx, { kind: 'usage', runId: run.id, orgId: run.org_id, spaceId: run.space_id });
+        },
+        { startedAt, usage: completion.usage },
+      );
       return [200, answer];
     } catch (err) {
       // Not the run's error: the live attempt carries the run on.
@@ -332,10 +339,18 @@ export class Sidecar {
     const startedAt = new Date();
     const result = await this.carryOut(name, args, logs, memory);
     const { run, agent, actorKey } = this.spec;
-    await this.deps.journal.record('tool', name, args, result, async (trx) => {
-      for (const m of memory) await trx('agent_memory').insert({ org_id: run.org_id, package_id: agent.packageId, actor_key: actorKey, run_id: run.id, ...m });
-      for (const entry of logs) await appendRunLog(trx, run.id, entry);
-    }, { startedAt });
+    await this.deps.journal.record(
+      'tool',
+      name,
+      args,
+      result,
+      async (trx) => {
+        for (const m of memory)
+          await trx('agent_memory').insert({ org_id: run.org_id, package_id: agent.packageId, actor_key: actorKey, run_id: run.id, ...m });
+        for (const entry of logs) await appendRunLog(trx, run.id, entry);
+      },
+      { startedAt },
+    );
     if (name === 'output') this.state.output = { value: args };
     return result;
   }

@@ -108,10 +108,16 @@ export function runLogSchema(dataNote: string) {
       type: {
         enum: ['progress', 'result', 'system'],
         description:
-          'With `event`, what clients render: `progress`/`progress` (an agent\'s log line or a tool call, `data.tool` naming the tool), `result`/`output` (the output, in `data`), `system`/`adapter_error` (a runtime error), `system`/`run_completed` (the line that ends the run)',
+          "With `event`, what clients render: `progress`/`progress` (an agent's log line or a tool call, `data.tool` naming the tool), " +
+          '`result`/`output` (the output, in `data`), `system`/`adapter_error` (a runtime error), `system`/`run_completed` (the line ' +
+          'that ends the run)',
       },
       event: { enum: ['progress', 'output', 'adapter_error', 'run_completed'] },
-      kind: { type: 'string', description: 'Our finer category: `agent`, `output`, `model`, `status`, `files`, `resume`, `command`, `api_call`, `mcp`, `mcp_call`, `note`, `pin`, `runner`, ...' },
+      kind: {
+        type: 'string',
+        description:
+          'Our finer category: `agent`, `output`, `model`, `status`, `files`, `resume`, `command`, `api_call`, `mcp`, `mcp_call`, `note`, `pin`, `runner`, ...',
+      },
       message: { type: 'string' },
       data: { description: dataNote },
       createdAt: { type: 'string', format: 'date-time' },

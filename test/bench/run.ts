@@ -13,7 +13,6 @@ import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { stack } from '../support/stack.ts';
 
-
 say('starting the stack (embedded Postgres, Temporal dev server)...');
 await mochaGlobalSetup();
 const model = await new FakeModel().start();
@@ -165,9 +164,9 @@ const at = (c: number) => growth.find((g) => g.concurrency === c)!;
 say('4/4 launch acknowledgement with 10k and 100k rows in runs (synthetic finished runs of the bench organization, 30 launches each)...');
 const knex = createKnex(stack().databaseUrl, { min: 0, max: 2 });
 const template = firstRun!.id;
-const columns: string[] = (await knex.raw(`select column_name from information_schema.columns where table_name = 'runs' and table_schema = current_schema()`)).rows.map(
-  (r: { column_name: string }) => r.column_name,
-);
+const columns: string[] = (
+  await knex.raw(`select column_name from information_schema.columns where table_name = 'runs' and table_schema = current_schema()`)
+).rows.map((r: { column_name: string }) => r.column_name);
 /** Adds `n` finished runs, copies of the bench's first run but for their id and times, spread over the last days. */
 async function addRuns(n: number): Promise<void> {
   const value = (c: string) =>
@@ -212,7 +211,10 @@ const rows = [
   ['runs/s at 50 concurrent', at(50).service.rps, at(50).bare.rps],
 ] satisfies Row[];
 printTable(rows, 'bare');
-console.log(`\nsandbox mode: ${sandboxMode}; bare = client.workflow.start (ack) and a workflow whose one activity spawns node -e 0 in a fresh sandbox (as many at once as the worker has run slots)`);
+console.log(
+  `\nsandbox mode: ${sandboxMode}; bare = client.workflow.start (ack) and a workflow whose one activity spawns node -e 0 in ` +
+    `a fresh sandbox (as many at once as the worker has run slots)`,
+);
 
 const growthRows = growth.flatMap((g) => [
   [`POST to terminal p50 at ${g.concurrency} (ms)`, g.service.p50, g.bare.p50],
@@ -221,7 +223,10 @@ const growthRows = growth.flatMap((g) => [
 console.log('\ngrowth with concurrency (each level: service, then bare)');
 printTable(growthRows, 'bare');
 console.log('\nCPU per run at 50 concurrent (ms; machine = every process and the kernel, sandboxes included)');
-printTable(Object.keys(cpuPerRun!.service).map((k) => [k, cpuPerRun!.service[k], cpuPerRun!.bare[k]] as const), 'bare');
+printTable(
+  Object.keys(cpuPerRun!.service).map((k) => [k, cpuPerRun!.service[k], cpuPerRun!.bare[k]] as const),
+  'bare',
+);
 console.log('\ngrowth with rows in `runs`: launch ack p50 (ms)');
 for (const l of launchAt) console.log(`${String(l.rows).padStart(8)} rows  ${l.p50.toFixed(1).padStart(8)}`);
 
