@@ -120,6 +120,13 @@ export async function storeEvent(knex: Knex, e: NewEvent): Promise<void> {
 }
 
 /**
+ * How long the outbox waits before it looks at an event a repeated publish hands it: longer than
+ * a first attempt may stay open (twice its timeout: HANDOVER_AFTER_MS, activities/webhooks/first-attempt.ts),
+ * after which the outbox finds that attempt recorded and skips it, or makes it if it never was.
+ */
+export const REPEATED_PUBLISH_WAIT_MS = 30_000;
+
+/**
  * Stores the event and delivers it to each enabled webhook subscribed to it: the first attempt
  * made here by `firstAttempt` when given and the event is new, else queued in the webhook's
  * outbox. A webhook with an attempt of the event recorded is left alone (a repeated publish: the
@@ -150,7 +157,9 @@ export async function publishEvent(knex: Knex, workflows: Client, e: NewEvent, o
       if (h.attempted) return;
       // A repeated publish may find an attempt of its own still open (handed over, or its worker
       // lost): the outbox, which holds such an event, decides.
-      const first = h.fresh && opts.firstAttempt ? await opts.firstAttempt(h.id, e.id) : { handOver: 0 };
+      // A repeated publish while that attempt may still be open (not yet recorded) waits longer
+      // than an attempt can take before the outbox looks, so the receiver never gets it twice.
+      const first = h.fresh && opts.firstAttempt ? await opts.firstAttempt(h.id, e.id) : { handOver: h.fresh ? 0 : Date.now() + REPEATED_PUBLISH_WAIT_MS };
       if (first !== 'done') await enqueueDelivery(workflows, e.id, h.id, first.handOver);
     }),
   );
