@@ -160,7 +160,8 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     if (!written) return carryOutputOrRetry(knex, run.id, output);
     // Its webhooks hear it now, a workflow task sooner than runAgent's own publish, which then
     // finds it sent (activities/webhooks/first-attempt.ts); failing here leaves it to that one.
-    await publishRunEvent(run.id, 'run.success').catch((err) => log.warn({ err, runId: run.id }, 'run.success not published here; runAgent publishes it'));
+    // The status written: an output its schema refuses ends the run failed, not success.
+    await publishRunEvent(run.id, `run.${written}`).catch((err) => log.warn({ err, runId: run.id }, 'run event not published here; runAgent publishes it'));
   }
 
   async function execute(runId: string): Promise<ExecuteResult> {
