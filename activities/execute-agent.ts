@@ -13,7 +13,7 @@ import { HEARTBEAT_TIMEOUT_SECONDS } from '../shared/runs/attempts.ts';
 import { sandboxStarted } from '../temporal/contract/runs.ts';
 import { appendRunLog } from '../shared/runs/logs.ts';
 import { actorKey, loadPins } from '../shared/runs/memory.ts';
-import { isTerminal, type RunRow } from '../shared/runs/model.ts';
+import { isTerminal, type RunRow, type RunStatus } from '../shared/runs/model.ts';
 import { type CarriedOutput, carryOutput } from '../shared/runs/pending-output.ts';
 import type { ActivityDeps } from './deps.ts';
 import { loadRunWithAgent } from './load-run.ts';
@@ -22,10 +22,11 @@ import { createPublishRunEventActivity } from './publish-run-event.ts';
 import { endRun, startRun } from './run-state.ts';
 import { inSandboxSession } from './sandbox/session.ts';
 import { type SandboxMode, sandboxModeFor, sandboxModeHere } from './sandbox/spawn.ts';
-import { openWorkspaceCheckpoints, type WorkspaceCheckpoints } from './sandbox/checkpoints.ts';
+import { deleteWorkspaceCheckpoints, openWorkspaceCheckpoints, type WorkspaceCheckpoints } from './sandbox/checkpoints.ts';
 import { materializeSkills } from './sandbox/skills.ts';
 import { apiIntegrations } from './sidecar/api-call.ts';
-import { RunJournal } from './sidecar/journal.ts';
+import { fileToolsOf } from './sidecar/file-tools.ts';
+import { AttemptSuperseded, RunJournal } from './sidecar/journal.ts';
 import { McpTools } from './sidecar/mcp-tools.ts';
 import { Sidecar } from './sidecar/server.ts';
 import { runsCode } from './sidecar/workspace-tools.ts';
@@ -39,9 +40,29 @@ export interface ExecuteResult {
   output?: unknown;
   outputRef?: string;
   sandboxMode: SandboxMode;
+  /**
+   * The terminal status this attempt wrote and announced (its event published, the workspace's
+   * checkpoints deleted): runAgent has nothing left to write (workflows/run-lifecycle.ts).
+   */
+  ended?: RunStatus;
+  /**
+   * This attempt wrote the run's start and published `run.started` but sent no `sandboxStarted`
+   * signal: its agent was done before the signal was due (ANNOUNCE_SIGNAL_AFTER_ASK_MS), and this
+   * result tells runAgent instead, a workflow task fewer.
+   */
+  announced?: boolean;
 }
 
 const KEEP_OUTPUT_TRIES = 3;
+/** The latest a run's start is announced after its attempt took a slot, should its runtime ask the model nothing sooner. */
+const ANNOUNCE_AT_LATEST_MS = 1000;
+/**
+ * How long after the agent first asks its model the start's signal waits. An agent done sooner (a
+ * local or cached model) ends its run without it: the signal's workflow task would run beside the
+ * run's last steps for nothing (docs/performance.md, fourth round). `run.started` is published at
+ * the first question all the same.
+ */
+const ANNOUNCE_SIGNAL_AFTER_ASK_MS = 100;
 
 /**
  * The output as it travels to runAgent (inline or kept), tried a few times: should the database
@@ -58,14 +79,20 @@ async function carryOutputOrRetry(knex: Knex, runId: string, output: unknown): P
   }
 }
 
+/** Whether the agent can put files in output/ (the write_file tool, or commands of its own). */
+function writesFiles(agent: ResolvedAgent): boolean {
+  return runsCode(agent) || fileToolsOf(agent).some((tool) => tool.name === 'write_file');
+}
+
 function failure(message: string, type = 'AgentFailed'): ApplicationFailure {
   return ApplicationFailure.nonRetryable(message, type);
 }
 
 /**
- * The end of an attempt that another attempt of the run superseded (journal.ts): Temporal ignores
- * it from an attempt it timed out already; should this be the live attempt (the stale one
- * recorded the step first), the retry resumes from the journal, that step included.
+ * The end of an attempt that another attempt of the run superseded (journal.ts): a later attempt
+ * took the run, or recorded a step first. Temporal ignores it from an attempt it timed out
+ * already; should this be the live attempt (a stale one wrote the step before this one took the
+ * run), the retry resumes from the journal, that step included.
  */
 function superseded(attempt: number): ApplicationFailure {
   return ApplicationFailure.retryable(`Attempt ${attempt} was superseded by another attempt of the run`, 'AttemptSuperseded');
@@ -121,13 +148,14 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
   };
 
   /**
-   * Tells runAgent the run holds a slot, so it marks the run `running` and starts its timeout.
-   * Without it the run would have no timeout until the agent ends: failing it fails the attempt
-   * before any sandbox starts (Temporal's client already retries transient errors).
+   * Tells runAgent the run holds a slot, so it starts its timeout (and, unless `announced` says
+   * this attempt wrote the start and published `run.started`, marks the run `running`). Without
+   * it the run would have no timeout until the agent ends: failing it fails the attempt before
+   * any sandbox starts (Temporal's client already retries transient errors).
    */
-  async function announceStart(runId: string): Promise<void> {
+  async function announceStart(runId: string, announced: boolean): Promise<void> {
     try {
-      await deps.workflows.workflow.getHandle(runId).signal(sandboxStarted);
+      await deps.workflows.workflow.getHandle(runId).signal(sandboxStarted, { announced });
     } catch (err) {
       throw failure(`The run could not be marked as started: ${(err as Error).message}`);
     }
@@ -143,25 +171,51 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     }
   }
 
+  /** The run's event `type` published (idempotent: runAgent publishes it again when this fails); false when it failed. */
+  function published(runId: string, type: string): Promise<boolean> {
+    return publishRunEvent(runId, type).then(
+      () => true,
+      (err) => {
+        log.warn({ err, runId }, `${type} not published here; runAgent publishes it`);
+        return false;
+      },
+    );
+  }
+
   /**
    * A success is written here, a Temporal round trip sooner than runAgent's finalizeRun could
    * (which then finds it written), unless runAgent may decide otherwise: a cancel asked for
    * (recorded before the workflow hears it; this activity hears it seconds later, with a
    * heartbeat) or its timeout near, both checked by the write itself (run-state.ts, `endRun`).
-   * Not written, the output goes to runAgent: inline when small, else by reference.
+   * Not written, the output goes to runAgent: inline when small, else by reference. Written (a
+   * success, or `failed` when the output does not match its schema) and announced, the status is
+   * `ended`: runAgent has nothing left to do.
    */
-  async function settleOutput(ctx: Context, run: RunRow, agent: ResolvedAgent, startedAt: Date | null, output: unknown): Promise<CarriedOutput | undefined> {
+  async function settleOutput(
+    ctx: Context,
+    run: RunRow,
+    agent: ResolvedAgent,
+    startedAt: Date | null,
+    output: unknown,
+  ): Promise<{ carried?: CarriedOutput; ended?: RunStatus }> {
     const ended = { ...(run as RunRow & { scope: string; name: string }), started_at: startedAt ?? run.started_at };
     const written =
       !ctx.cancellationSignal.aborted &&
       (await endRun(knex, ended, agent, { status: 'success', output }, { uncontested: true }).catch((err) => {
         log.warn({ err, runId: run.id }, 'the run could not be ended here; runAgent ends it');
       }));
-    if (!written) return carryOutputOrRetry(knex, run.id, output);
+    if (!written) return { carried: await carryOutputOrRetry(knex, run.id, output) };
     // Its webhooks hear it now, a workflow task sooner than runAgent's own publish, which then
     // finds it sent (activities/webhooks/first-attempt.ts); failing here leaves it to that one.
-    // The status written: an output its schema refuses ends the run failed, not success.
-    await publishRunEvent(run.id, `run.${written}`).catch((err) => log.warn({ err, runId: run.id }, 'run event not published here; runAgent publishes it'));
+    if (!(await published(run.id, `run.${written}`))) return {};
+    // As finalizeRun would once the status is written: an agent that ran code leaves checkpoints
+    // (the file sweep deletes those a failure here leaves behind).
+    if (runsCode(agent)) {
+      await deleteWorkspaceCheckpoints(deps.files, run.id).catch((err) =>
+        log.warn({ err, runId: run.id }, 'workspace checkpoints not deleted: the file sweep will'),
+      );
+    }
+    return { ended: written };
   }
 
   async function execute(runId: string): Promise<ExecuteResult> {
@@ -180,7 +234,9 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     // What the run needs, read at once: reads only, nothing to release when one fails.
     const [model, journal, pins, apis, inputFiles, skills] = await Promise.all([
       resolveModel(knex, config, run.org_id),
-      RunJournal.load(knex, runId, attempt, config.runCheckpoints),
+      RunJournal.load(knex, runId, attempt, config.runCheckpoints).catch((err) => {
+        throw err instanceof AttemptSuperseded ? superseded(attempt) : err;
+      }),
       loadPins(knex, agent.packageId, memoryKey),
       // Integrations the model may call through `api_call`; their connections are loaded and
       // decrypted in the sidecar, per call, and never reach the sandbox.
@@ -193,99 +249,175 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     // (no bwrap; or commands of its own without cgroup ceilings, SANDBOX_LIMITS).
     const sandboxMode = sandboxModeFor(agent.runtimeTools, config.sandboxLimits);
     // This attempt holds a worker slot: the run is `running` from now on (every attempt says so,
-    // in case an earlier one was lost before it could; written before the sandbox goes), and
-    // runAgent starts its timeout on the signal, which need not hold the sandbox back: should it
-    // fail, the sandbox is stopped and the attempt fails with it.
+    // in case an earlier one was lost before it could), written before the agent's first step
+    // (the sidecar's steps wait for it) but without holding the sandbox back. Then the start is
+    // announced: `run.started` published (every attempt again: the event is stored once) and the
+    // signal on which runAgent starts its timeout. That happens once the agent first asks its
+    // model, while this worker waits for the answer, not while the runtime starts: that work held
+    // the worker's thread as the runtime's first requests came in (docs/performance.md); the
+    // signal ANNOUNCE_SIGNAL_AFTER_ASK_MS later, and not at all when the agent is done sooner (the
+    // result says so instead). A runtime that asks nothing within ANNOUNCE_AT_LATEST_MS, or an
+    // attempt that ends sooner, is announced then. Should the signal fail, the sandbox is stopped
+    // and the attempt fails with it.
     let announceFailed: ApplicationFailure | undefined;
-    const announced = announceStart(runId).then(
-      () => undefined,
-      (err: ApplicationFailure) => {
-        announceFailed = err;
-      },
-    );
     const marked = startRun(knex, runId, sandboxMode);
     marked.catch(() => undefined); // awaited below; a failure before then is not unhandled
-    await beginAttempt(knex, runId, attempt, config, journal);
-    // What is opened for the run is released by its session, however the attempt ends.
-    const { sidecar, end, carried } = await inSandboxSession({ kind: 'run', name: run.id, logFields: { runId }, ctx }, deps, async (session) => {
-      // MCP server dependencies: connected here, credentials injected in the worker (mcp-tools.ts).
-      const mcp = await McpTools.open(run, agent.mcpServers, { knex, log, config });
-      session.defer(() => mcp.close());
-      // The model's calls: directly, or through its (or the organization's default) proxy; the
-      // instance default model is the operator's own, its host may be internal.
-      const dispatcher = await modelDispatcher(config, model).catch((err: Error) => {
-        throw failure(`The model cannot be called: ${err.message}`);
-      });
-      session.defer(() => dispatcher.close());
-      // A warm sandbox when one waits: its mounts are this run's folders from here on.
-      const layout = { code, diskMb: config.platformRunLimits.agent_disk_ceiling_mb };
-      const workspace = await prepareRunFiles(deps.files, run, inputFiles, config.fileMaxBytes, session.warmFolder({ code }), layout).catch((err: Error) => {
-        throw failure(`The run's input files could not be prepared: ${err.message}`);
-      });
-      session.defer(() => workspace.remove());
-      if (code && workspace.skillsDir) {
-        await materializeSkills(workspace.skillsDir, skills).catch((err: Error) => {
-          throw failure(`The agent's skills could not be put in its workspace: ${err.message}`);
-        });
-      }
-      // Its workspace survives the worker (sandbox/checkpoints.ts): restored here on a resume, before
-      // the replay, heartbeating meanwhile (a large checkpoint may outlast the heartbeat timeout).
-      let checkpoints: WorkspaceCheckpoints | undefined;
-      if (code && workspace.workspaceDir && config.runCheckpoints) {
-        const beat = setInterval(() => ctx.heartbeat({ modelCalls: 0 }), 2000);
-        checkpoints = await openWorkspaceCheckpoints(
-          knex,
-          { storage: deps.files, runId, dir: workspace.workspaceDir, attempt, ceilingMb: layout.diskMb },
-          journal,
-        )
-          .catch((err: Error) => {
-            throw failure(`The run's workspace could not be restored from its checkpoint: ${err.message}`);
-          })
-          .finally(() => clearInterval(beat));
-      }
-      const sidecar = new Sidecar(
-        { run, agent, model, pins, actorKey: memoryKey, apiIntegrations: apis, files: workspace.info },
-        {
-          knex,
-          log,
-          journal,
-          dispatcher,
-          maxRequestBytes: config.llmProxyLimits.max_request_bytes,
-          mcp,
-          delivery: config,
-          tracer: deps.tracer,
-          checkpoints,
-          stopSandbox: () => session.stop(),
+    const publishNow = Promise.withResolvers<void>();
+    const signalNow = Promise.withResolvers<void>();
+    let signalDue = false;
+    const signal = () => {
+      signalDue = true;
+      signalNow.resolve();
+    };
+    /** The signal is not sent: the attempt's result announces the start (`announced`) when it was published. */
+    let byResult = false;
+    let startPublished = false;
+    const latest = setTimeout(signal, ANNOUNCE_AT_LATEST_MS);
+    const announced = Promise.all([marked, Promise.race([publishNow.promise, signalNow.promise])])
+      .then(([started]) => started)
+      .then(
+        (started) => started !== null && published(runId, 'run.started'),
+        () => false,
+      )
+      .then(async (done) => {
+        startPublished = done;
+        await signalNow.promise;
+        if (!byResult) await announceStart(runId, done);
+      })
+      .then(
+        () => undefined,
+        (err: ApplicationFailure) => {
+          announceFailed = err;
         },
       );
-      const startedAt = await marked;
-      sidecar.setDeadline((startedAt ?? new Date()).getTime() + run.timeout_seconds * 1000);
-      await session.start(sidecar, workspace);
-      const stopIfUnannounced = announced.then(() => announceFailed && session.stop());
-      const end = await session.supervise({
-        progress: () => ({ modelCalls: sidecar.state.modelCalls }),
-        // A draining worker records the handover (it is not a loss) before it stops the sandbox.
-        onDrain: () =>
-          knex('runs')
-            .where({ id: runId })
-            .update({ handovers: knex.raw('array_append(handovers, ?)', [attempt]) }),
-      });
-      await stopIfUnannounced;
-      // Superseded: the run is the live attempt's, this one writes nothing more to it.
-      if (sidecar.state.superseded) return { sidecar, end, carried: undefined };
-      if (announceFailed) throw announceFailed;
-      // A run handed over or retried writes its files again on the next worker (its runtime replays the calls).
-      if (!end.drained && !sidecar.state.retry) await keepOutputFiles(run, workspace.outputDir);
-      const output = sidecar.state.output;
-      const carried = output ? await settleOutput(ctx, run, agent, startedAt, output.value) : undefined;
-      return { sidecar, end, carried };
-    });
+    const announceWhenDone = () => {
+      clearTimeout(latest);
+      signal();
+    };
+    const attemptDone = beginAttempt(knex, runId, attempt, config, journal).then(() =>
+      // What is opened for the run is released by its session, however the attempt ends.
+      inSandboxSession({ kind: 'run', name: run.id, logFields: { runId }, ctx }, deps, async (session) => {
+        // MCP server dependencies: connected here, credentials injected in the worker (mcp-tools.ts).
+        const mcp = await McpTools.open(run, agent.mcpServers, { knex, log, config, signal: session.cancellation });
+        session.defer(() => mcp.close());
+        session.throwIfCancelled();
+        // The model's calls: directly, or through its (or the organization's default) proxy; the
+        // instance default model is the operator's own, its host may be internal.
+        const dispatcher = await session.untilCancelled(
+          modelDispatcher(config, model).catch((err: Error) => {
+            throw failure(`The model cannot be called: ${err.message}`);
+          }),
+          (late) => late.close(),
+        );
+        session.defer(() => dispatcher.close());
+        // A warm sandbox when one waits: its mounts are this run's folders from here on.
+        const layout = { code, diskMb: config.platformRunLimits.agent_disk_ceiling_mb };
+        const workspace = await session.untilCancelled(
+          prepareRunFiles(deps.files, run, inputFiles, config.fileMaxBytes, session.warmFolder({ code }), layout).catch((err: Error) => {
+            throw failure(`The run's input files could not be prepared: ${err.message}`);
+          }),
+          (late) => late.remove(),
+        );
+        session.defer(() => workspace.remove());
+        if (code && workspace.skillsDir) {
+          await session.untilCancelled(
+            materializeSkills(workspace.skillsDir, skills).catch((err: Error) => {
+              throw failure(`The agent's skills could not be put in its workspace: ${err.message}`);
+            }),
+          );
+        }
+        // Its workspace survives the worker (sandbox/checkpoints.ts): restored here on a resume, before
+        // the replay (the session heartbeats meanwhile: a large checkpoint may outlast the timeout).
+        let checkpoints: WorkspaceCheckpoints | undefined;
+        if (code && workspace.workspaceDir && config.runCheckpoints) {
+          checkpoints = await session.untilCancelled(
+            openWorkspaceCheckpoints(knex, { storage: deps.files, runId, dir: workspace.workspaceDir, attempt, ceilingMb: layout.diskMb }, journal).catch(
+              (err: Error) => {
+                throw failure(`The run's workspace could not be restored from its checkpoint: ${err.message}`);
+              },
+            ),
+          );
+        }
+        const sidecar = new Sidecar(
+          { run, agent, model, pins, actorKey: memoryKey, apiIntegrations: apis, files: workspace.info },
+          {
+            knex,
+            log,
+            journal,
+            dispatcher,
+            maxRequestBytes: config.llmProxyLimits.max_request_bytes,
+            mcp,
+            delivery: config,
+            tracer: deps.tracer,
+            checkpoints,
+            stopSandbox: () => session.stop(),
+            started: marked,
+          },
+        );
+        // Commands stop at the run's timeout, counted from the start `startRun` writes; the sandbox
+        // does not wait for that write (about a commit's fsync): until it is known, from now.
+        const deadline = (from: Date) => sidecar.setDeadline(from.getTime() + run.timeout_seconds * 1000);
+        deadline(run.started_at ?? new Date());
+        await session.start(sidecar, workspace);
+        // A failed write fails the attempt here, its sandbox stopped with the session.
+        const startedAt = await marked;
+        if (startedAt) deadline(startedAt);
+        const stopIfUnannounced = announced.then(() => announceFailed && session.stop());
+        const supervised = session.supervise({
+          progress: () => ({ modelCalls: sidecar.state.modelCalls }),
+          // A draining worker records the handover (it is not a loss) before it stops the sandbox.
+          onDrain: () =>
+            knex('runs')
+              .where({ id: runId })
+              .update({ handovers: knex.raw('array_append(handovers, ?)', [attempt]) }),
+        });
+        supervised.catch(() => undefined); // awaited below
+        // The run's start is announced as the agent first asks its model (the signal a little
+        // later), or once its sandbox ended.
+        sidecar.asked.then(() => {
+          publishNow.resolve();
+          setTimeout(signal, ANNOUNCE_SIGNAL_AFTER_ASK_MS).unref();
+        });
+        supervised.then(signal, signal);
+        // An agent that cannot write files has given all it will once its output was the last call
+        // of the model's answer: its run ends now, while its sandbox exits (about 5 ms of teardown).
+        let settled: Awaited<ReturnType<typeof settleOutput>> | undefined;
+        if (!writesFiles(agent) && (await Promise.race([sidecar.finished.then(() => true), supervised.then(() => false)]))) {
+          // Done before the signal was due: the result announces the start.
+          if (!signalDue) byResult = true;
+          signal();
+          await stopIfUnannounced;
+          const output = sidecar.state.output;
+          if (output && !announceFailed && !sidecar.state.superseded) settled = await settleOutput(ctx, run, agent, startedAt, output.value);
+          session.topUp();
+        }
+        const end = await supervised;
+        await stopIfUnannounced;
+        // Cancelled, perhaps as a stale attempt (its heartbeat answered "not found" once Temporal
+        // gave the run to another): one that no longer holds the run keeps no output files either.
+        if (ctx.cancellationSignal.aborted && !sidecar.state.superseded && !(await journal.holdsRun())) sidecar.state.superseded = true;
+        // Superseded: the run is the live attempt's, this one writes nothing more to it.
+        if (sidecar.state.superseded) return { sidecar, end, settled: undefined };
+        if (announceFailed) throw announceFailed;
+        // A run handed over or retried writes its files again on the next worker (its runtime replays the calls).
+        if (!end.drained && !sidecar.state.retry) await keepOutputFiles(run, workspace.outputDir);
+        const output = sidecar.state.output;
+        if (output && !settled) settled = await settleOutput(ctx, run, agent, startedAt, output.value);
+        session.topUp();
+        return { sidecar, end, settled };
+      }),
+    );
+    attemptDone.then(announceWhenDone, announceWhenDone);
+    const { sidecar, end, settled } = await attemptDone;
     // Judged once all is released: closing the sidecar ends a model call in flight, whose failure
     // may be the reason the run gives.
     if (sidecar.state.superseded) throw superseded(attempt);
     // Counted as a loss (a storage that stays down fails the run after RUN_MAX_WORKER_LOSSES).
     if (sidecar.state.retry) throw ApplicationFailure.retryable(sidecar.state.retry, 'WorkspaceNotCheckpointed');
-    if (sidecar.state.output) return { ...carried, sandboxMode: end.mode };
+    if (sidecar.state.output) {
+      const announcedHere = byResult && startPublished ? { announced: true } : {};
+      return { ...settled?.carried, ...(settled?.ended ? { ended: settled.ended } : {}), ...announcedHere, sandboxMode: end.mode };
+    }
     end.throwIfStopped();
     throw failure(sidecar.state.fatalError ?? end.exitReason('producing an output'));
   }

@@ -3,10 +3,10 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Knex } from 'knex';
 import { assertValid, userSchemaValidator } from '../shared/validation.ts';
 import { ProblemError } from '../shared/errors.ts';
-import { notifyRunEnded } from '../shared/notifications/create.ts';
+import { NOTIFICATION_TYPES, notifyRunEnded } from '../shared/notifications/create.ts';
 import { runDuration, runsEnded } from '../shared/observability/metrics.ts';
-import { notifyRunEvent, RUN_EVENTS_CHANNEL, runEventPayload } from '../shared/runs/events.ts';
-import { appendRunLog } from '../shared/runs/logs.ts';
+import { notifyRunEvent, RUN_EVENTS_CHANNEL, runEventNotifySql } from '../shared/runs/events.ts';
+import { appendRunLog, MAX_LOG_MESSAGE } from '../shared/runs/logs.ts';
 import { pendingOutput } from '../shared/runs/pending-output.ts';
 import { LIVE_STATUSES, RUN_SELECT, type RunRow, type RunStatus, runsWithPackage } from '../shared/runs/model.ts';
 import { agentForRun, type ResolvedAgent } from '../shared/packages/resolve-agent.ts';
@@ -51,17 +51,6 @@ export function judgeOutput(outputSchema: object | null, output: unknown): RunOu
   }
 }
 
-/** The log line and status event of a status change, announced in that order (as appendRunLog, then notifyRunEvent, would). */
-function announceStatus(knex: Knex, row: { org_id: string; space_id: string; log_seq: number; status: string }, runId: string): Promise<unknown> {
-  const base = { runId, orgId: row.org_id, spaceId: row.space_id };
-  return knex.raw('select pg_notify(?, ?), pg_notify(?, ?)', [
-    RUN_EVENTS_CHANNEL,
-    runEventPayload({ kind: 'log', ...base, seq: row.log_seq }),
-    RUN_EVENTS_CHANNEL,
-    runEventPayload({ kind: 'status', ...base, status: row.status }),
-  ]);
-}
-
 /** Tries of `startRun` before the attempt fails: a database blip must not fail the run. */
 const START_TRIES = 4;
 
@@ -86,8 +75,8 @@ export async function startRun(knex: Knex, runId: string, sandboxMode: string): 
            insert into run_logs (run_id, seq, level, type, message) select id, log_seq, 'info', 'status', 'Run started' from started
          )
          select started_at,
-                pg_notify(:channel, json_build_object('kind', 'log', 'runId', id, 'orgId', org_id, 'spaceId', space_id, 'seq', log_seq)::text),
-                pg_notify(:channel, json_build_object('kind', 'status', 'runId', id, 'orgId', org_id, 'spaceId', space_id, 'status', status)::text)
+                ${runEventNotifySql(':channel', 'log', 'id', { seq: 'log_seq' })},
+                ${runEventNotifySql(':channel', 'status', 'id', { status: 'status' })}
            from started`,
         { mode: sandboxMode, runId, channel: RUN_EVENTS_CHANNEL },
       );
@@ -102,6 +91,16 @@ export async function startRun(knex: Knex, runId: string, sandboxMode: string): 
 }
 
 type LoadedRun = RunRow & { scope: string; name: string };
+type EndedRow = {
+  id: string;
+  status: RunStatus;
+  org_id: string;
+  space_id: string;
+  user_id: string | null;
+  schedule_id: string | null;
+  error: string | null;
+  log_seq: number;
+};
 
 /**
  * Only while runAgent cannot have decided otherwise: no cancel asked for through the API, and the
@@ -112,10 +111,13 @@ const UNCONTESTED = `cancel_requested_at is null and started_at + make_interval(
 
 /**
  * Writes a live run's terminal status once (a success judged against the output schema), with
- * its log line and notification (failed, timeout) in the same transaction, and announces them.
+ * its log line and notification (failed, timeout) in the same transaction, and announces them
+ * (the log line's event, then the status's, sent at commit; the payloads of `runEventPayload`).
  * The status the run has now. `uncontested`: executeAgent ending its run as soon as it succeeded,
  * a Temporal round trip before finalizeRun could (which then finds it written); nothing is
- * written when a cancel was asked for or the timeout is near (undefined is returned).
+ * written when a cancel was asked for or the timeout is near (undefined is returned). A status
+ * without a notification (success, cancelled) is one statement, without a transaction around it:
+ * a run's end waits for one round trip to Postgres, not four.
  */
 export async function endRun(
   knex: Knex,
@@ -129,10 +131,10 @@ export async function endRun(
     if (!agent) throw ApplicationFailure.nonRetryable(`agent version ${run.package_version} of run ${run.id} is gone`);
     final = judgeOutput(agent.outputSchema, outcome.output);
   }
-  const row = await knex.transaction(async (trx) => {
+  const end = async (db: Knex): Promise<EndedRow | undefined> => {
     const {
       rows: [ended],
-    } = await trx.raw(
+    } = await db.raw(
       `with ended as (
          update runs set status = ?, result = ?, error = ?, finished_at = now(), log_seq = log_seq + 1
          where id = ? and status = any(?) ${opts.uncontested ? `and ${UNCONTESTED}` : ''}
@@ -142,7 +144,10 @@ export async function endRun(
        ), logged as (
          insert into run_logs (run_id, seq, level, type, message) select id, log_seq, ?, 'status', ? from ended
        )
-       select * from ended`,
+       select ended.*,
+              ${runEventNotifySql('?', 'log', 'id', { seq: 'log_seq' })},
+              ${runEventNotifySql('?', 'status', 'id', { status: 'status' })}
+         from ended`,
       [
         final.status,
         final.status === 'success' ? JSON.stringify({ output: final.output }) : null,
@@ -150,14 +155,22 @@ export async function endRun(
         run.id,
         [...LIVE_STATUSES],
         final.status === 'success' ? 'info' : 'error',
-        (final.status === 'success' ? 'Run succeeded' : `Run ${final.status}: ${final.error}`).slice(0, 10_000),
+        (final.status === 'success' ? 'Run succeeded' : `Run ${final.status}: ${final.error}`).slice(0, MAX_LOG_MESSAGE),
+        RUN_EVENTS_CHANNEL,
+        RUN_EVENTS_CHANNEL,
       ],
     );
-    if (!ended) return undefined;
-    await notifyRunEnded(trx, ended, `${run.scope}/${run.name}`);
-    await announceStatus(trx, ended, run.id); // delivered when the transaction commits
-    return ended as { status: RunStatus };
-  });
+    return ended;
+  };
+  // Statuses a notification reports (failed, timeout) write it in the same transaction.
+  const notified = (NOTIFICATION_TYPES as readonly string[]).includes(`run.${final.status}`);
+  const row = notified
+    ? await knex.transaction(async (trx) => {
+        const ended = await end(trx);
+        if (ended) await notifyRunEnded(trx, ended, `${run.scope}/${run.name}`);
+        return ended;
+      })
+    : await end(knex);
   if (!row) return opts.uncontested ? undefined : (await knex('runs').where({ id: run.id }).first('status')).status;
   runsEnded.inc({ status: row.status });
   // started_at stays null for a run that never started: its duration is null, not 0.

@@ -5,8 +5,9 @@
 // without the cache. Lookups that find nothing are not kept (a new key or membership needs no
 // announcement), and time-bound facts (an API key's expiry) are checked by the caller each time.
 //
-// Most requests read the epoch first (one small query; requests that arrive while a read is under
-// way share the next one, which starts after each of them arrived, as a group commit does). A route marked `confirmsAccess` instead
+// Most requests read the epoch first (one small query, sent at the end of the event loop's turn:
+// requests that arrive in the same turn, or while a read is under way, share the next one, which
+// starts after each of them arrived, as a group commit does). A route marked `confirmsAccess` instead
 // starts on the epoch the cache was last at, and checks it in its own first query (`confirm`) or
 // alongside it (`settle`), before any side effect; if the epoch moved, the router runs the
 // request again on a fresh view (api/router.ts). Either way nothing is answered on stale access.
@@ -45,17 +46,22 @@ export class AccessCache {
   }
 
   /**
-   * The epoch as a read started after this call sees it. While a read is under way, callers join
-   * the next one (started when it ends): under load one query serves a whole burst of requests.
+   * The epoch as a read started after this call sees it. Reads go out at the end of the event
+   * loop's turn (setImmediate), one at a time: every caller that arrives before a read goes out
+   * joins it, so a burst of requests parsed in one turn (a thousand SSE clients connecting) shares
+   * one query, and callers arriving while a read is under way share the next.
    */
   currentEpoch(knex: Knex): Promise<bigint> {
     if (this.next) return this.next;
-    const start = () => {
+    const after = this.reading ?? Promise.resolve();
+    const read = new Promise<void>((resolve) => {
+      const go = () => setImmediate(resolve);
+      after.then(go, go);
+    }).then(() => {
       this.next = undefined; // later callers arrived after this read started: they join another
       return readEpoch(knex);
-    };
-    const read = this.reading ? this.reading.then(start, start) : start();
-    if (this.reading) this.next = read;
+    });
+    this.next = read;
     this.reading = read;
     const done = () => {
       if (this.reading === read) this.reading = undefined;

@@ -137,8 +137,9 @@ function responsesOf(route: RouteDef, config: Config): Record<string, unknown> {
   const limit = rateLimitOf(route, config);
   if (limit) {
     out['429'] = {
-      description: `Rate limited: ${limit.points} per ${limit.duration} s \
-per ${limit.by === 'ip' ? 'client IP' : 'identity'}${limit.productionOnly ? ' (NODE_ENV=production)' : ''}`,
+      description:
+        `Rate limited: ${limit.points} per ${limit.duration} s per ${limit.by === 'ip' ? 'client IP' : 'identity'}` +
+        `${limit.counter ? `, counted with ${limit.counter}` : ''}${limit.productionOnly ? ' (NODE_ENV=production)' : ''}`,
       headers: { 'Retry-After': { schema: { type: 'integer' } }, RateLimit: { schema: { type: 'string' } } },
       ...problemRef,
     };

@@ -12,6 +12,11 @@ export interface RateLimitRule {
   duration: number;
   /** Identity counted: client IP, or the authenticated identity (SPEC 8.1). */
   by: 'ip' | 'identity';
+  /**
+   * The counter's name when several routes share one (e.g. the credential proxy's methods, limited
+   * together); by default each route (method and path) counts on its own.
+   */
+  counter?: string;
   /** Only when NODE_ENV=production (SPEC 5.4: session-library routes). */
   productionOnly?: boolean;
   /** OAuth endpoints (SPEC 5.5): a refusal is the RFC 6749 body `{error: 'temporarily_unavailable'}`, not a problem document. */

@@ -6,7 +6,7 @@ import { lookup } from 'node:dns/promises';
 import fs from 'node:fs';
 import { createSecureContext, getCACertificates, type SecureContext } from 'node:tls';
 import ipaddr from 'ipaddr.js';
-import { Agent, ProxyAgent } from 'undici';
+import { Agent, Dispatcher, ProxyAgent } from 'undici';
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string, family: number) => void;
 
@@ -186,6 +186,48 @@ export function pooledEgressDispatcher(allowInternalHosts: readonly string[], co
     void evicted.close().catch(() => undefined);
   }
   return agent;
+}
+
+/**
+ * `pooledEgressDispatcher` for a holder that closes what it is given when done with it (a run's
+ * model calls, a chat turn's, one LLM-proxy call): closing it leaves the pool open, and each
+ * request takes the pool of its decision anew, so a pool evicted meanwhile is replaced rather
+ * than used closed. A run's model calls then reuse kept-alive connections across runs instead of
+ * a TCP and TLS handshake on each run's first call.
+ */
+export function borrowedEgressDispatcher(allowInternalHosts: readonly string[], connectTimeoutMs = 10_000, extraCaCertsPath?: string): Dispatcher {
+  return new BorrowedDispatcher(() => pooledEgressDispatcher(allowInternalHosts, connectTimeoutMs, extraCaCertsPath));
+}
+
+class BorrowedDispatcher extends Dispatcher {
+  private readonly pool: () => Dispatcher;
+
+  constructor(pool: () => Dispatcher) {
+    super();
+    this.pool = pool;
+  }
+
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    return this.pool().dispatch(options, handler);
+  }
+
+  // The pool is not the holder's to close: its requests finish as they would.
+  override close(callback: () => void): void;
+  override close(): Promise<void>;
+  override close(callback?: () => void): Promise<void> | void {
+    if (callback) return void queueMicrotask(callback);
+    return Promise.resolve();
+  }
+
+  override destroy(err: Error | null, callback: () => void): void;
+  override destroy(callback: () => void): void;
+  override destroy(err: Error | null): Promise<void>;
+  override destroy(): Promise<void>;
+  override destroy(a?: Error | null | (() => void), b?: () => void): Promise<void> | void {
+    const callback = typeof a === 'function' ? a : b;
+    if (callback) return void queueMicrotask(callback);
+    return Promise.resolve();
+  }
 }
 
 /**

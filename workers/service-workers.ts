@@ -2,6 +2,7 @@
 // (runAgent, remoteRun, scheduledRun ticks, chat turns and the run activities) and `platform`
 // (webhook deliveries, inline-package purges, connect logins, the file expiry sweep, bulk run
 // jobs), sharing one connection, one bundle and injected resources.
+import { HEARTBEAT_THROTTLE } from '../shared/runs/attempts.ts';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker, type WorkflowBundle } from '@temporalio/worker';
 import type { Knex } from 'knex';
@@ -92,11 +93,13 @@ export async function createServiceWorkers(opts: {
       shutdownGraceTime: '10 seconds',
       taskQueue: AGENT_SANDBOX_TASK_QUEUE,
       maxConcurrentActivityTaskExecutions: config.workerMaxConcurrentRuns,
+      maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
       activities: { ...execute, ...(chat ? { chatTurn: chat.chatTurn } : {}) },
     }),
     await Worker.create({
       ...common,
       taskQueue: AGENT_RUNS_TASK_QUEUE,
+      maxHeartbeatThrottleInterval: HEARTBEAT_THROTTLE,
       activities: {
         ...createRunStateActivities(deps),
         ...createPublishRunEventActivity(deps),

@@ -1,9 +1,12 @@
 // runAgent (DESIGN.md sections 2 and 8): executeAgent is scheduled on the sandbox queue and the
 // run stays `pending` until a worker slot takes it (its `sandboxStarted` signal); then
 // markRunRunning, and executeAgent raced against a durable timer of the clamped timeout ->
-// finalizeRun in a non-cancellable scope. Cancelling the workflow cancels the run, waiting or
-// not; a lost worker shows up as a missed heartbeat, and the retried attempt resumes the run from
-// its journal on another worker (shared/runs/attempts.ts).
+// finalizeRun in a non-cancellable scope. executeAgent usually writes both itself and says so (the
+// signal's `announced`, or its result's for an agent done before the signal was due; its result's
+// `ended`): then runAgent only sets RunStatus
+// (run-lifecycle.ts). Cancelling the workflow cancels the run, waiting or not; a lost worker shows
+// up as a missed heartbeat, and the retried attempt resumes the run from its journal on another
+// worker (shared/runs/attempts.ts).
 import {
   ActivityFailure,
   ApplicationFailure,
@@ -19,6 +22,7 @@ import {
 } from '@temporalio/workflow';
 import type { createExecuteAgentActivity } from '../activities/execute-agent.ts';
 import type { RunOutcome } from '../activities/run-state.ts';
+import type { RunStatus } from '../shared/runs/model.ts';
 import { EXECUTE_AGENT_RETRY, HEARTBEAT_TIMEOUT_SECONDS } from '../shared/runs/attempts.ts';
 import { AGENT_SANDBOX_TASK_QUEUE } from '../temporal/contract/queues.ts';
 import { sandboxStarted } from '../temporal/contract/runs.ts';
@@ -44,8 +48,10 @@ const SANDBOX_SLOTS_PATCH = 'sandbox-slots';
 export async function runAgent(input: RunAgentInput): Promise<string> {
   const slots = patched(SANDBOX_SLOTS_PATCH);
   let started = false;
-  setHandler(sandboxStarted, () => {
+  let announced = false;
+  setHandler(sandboxStarted, (start) => {
     started = true;
+    announced ||= start?.announced === true;
   });
   const exec = proxyActivities<ExecActivities>({
     ...(slots ? { taskQueue: AGENT_SANDBOX_TASK_QUEUE, ...(input.orgId ? { priority: { fairnessKey: input.orgId } } : {}) } : {}),
@@ -56,6 +62,7 @@ export async function runAgent(input: RunAgentInput): Promise<string> {
   });
 
   let outcome: RunOutcome;
+  let ended: RunStatus | undefined;
   let result: Promise<unknown> | undefined;
   try {
     if (!slots) await markStarted(input.runId);
@@ -68,12 +75,16 @@ export async function runAgent(input: RunAgentInput): Promise<string> {
       const settle = () => {
         settled = true;
       };
-      running.then(settle, settle);
+      // An attempt done before its signal was due announces the start with its result instead.
+      running.then((r) => {
+        announced ||= r.announced === true;
+        settle();
+      }, settle);
       await condition(() => started || settled);
-      await markStarted(input.runId);
+      await markStarted(input.runId, announced);
     }
     const winner = await Promise.race([
-      running.then((r) => ({ kind: 'done' as const, output: r.output, outputRef: r.outputRef })),
+      running.then((r) => ({ kind: 'done' as const, output: r.output, outputRef: r.outputRef, ended: r.ended })),
       sleep(input.timeoutSeconds * 1000).then(() => ({ kind: 'timeout' as const })),
     ]);
     if (winner.kind === 'timeout') {
@@ -82,11 +93,12 @@ export async function runAgent(input: RunAgentInput): Promise<string> {
       outcome = { status: 'timeout', error: `The run exceeded its timeout of ${input.timeoutSeconds} s` };
     } else {
       outcome = { status: 'success', output: winner.output, outputRef: winner.outputRef };
+      ended = winner.ended;
     }
   } catch (err) {
     // On cancel the activity is cancelled too; wait until it has killed the sandbox.
     await result?.catch(() => undefined);
     outcome = isCancellation(err) ? { status: 'cancelled', error: 'The run was cancelled' } : { status: 'failed', error: describe(err) };
   }
-  return finalize(input.runId, outcome);
+  return finalize(input.runId, outcome, ended);
 }

@@ -3,7 +3,7 @@
 // turn) hands over to one instead of paying for bwrap and node to start. Isolation is that of
 // every sandbox (spawn.ts: the same namespaces, read-only root, uid, empty environment and cgroup
 // ceilings): each serves exactly one run or turn and is destroyed when it ends; a replacement
-// starts as one is taken. Per-run mounts are made with the sandbox: its own folder holds sidecar/ (bound at
+// starts once that run or turn has its result. Per-run mounts are made with the sandbox: its own folder holds sidecar/ (bound at
 // /sidecar) and the workspace folders (workspace.ts: the code layout, so that an agent that runs
 // code is served warm too, sized to `agent_disk_ceiling_mb`), and the run fills them at hand-over. Killed when the worker
 // shuts down (and with it: --die-with-parent).
@@ -105,8 +105,11 @@ export class SandboxPool {
 
   /**
    * A waiting sandbox for one run, ready ones first; undefined when none waits (with `code`, none
-   * of the code layout). It never returns to the pool: its replacement starts now, so that it has
-   * the time of a whole run to be ready.
+   * of the code layout). It never returns to the pool. Its replacement starts once the session
+   * that took it has its result (session.ts, `topUp`; at the latest when it ends), not now:
+   * starting a sandbox forks the worker twice (its workspace's mount, then the sandbox), each fork
+   * holding the worker's main thread for milliseconds, and the run that just took this one would
+   * wait on them for its sidecar's answers (docs/performance.md).
    */
   take(opts: { code?: boolean } = {}): WarmSandbox | undefined {
     if (this.closed) return undefined;
@@ -115,7 +118,6 @@ export class SandboxPool {
     if (i < 0) i = this.waiting.findIndex(fits);
     if (i < 0) return undefined;
     const [taken] = this.waiting.splice(i, 1);
-    this.fill();
     return taken;
   }
 

@@ -14,7 +14,7 @@ import { ApplicationFailure, CancelledFailure, type Context } from '@temporalio/
 import type { ActivityDeps } from '../deps.ts';
 import type { WarmSandbox } from './pool.ts';
 import { RUNTIME_ENTRY, SANDBOX_UID, type Sandbox, type SandboxMode, SOCKET_FILE, sandboxExitReason, spawnSandbox } from './spawn.ts';
-import { type Supervised, superviseSandbox } from './supervise.ts';
+import { HEARTBEAT_EVERY_MS, type Supervised, superviseSandbox } from './supervise.ts';
 import { removeSandboxFolders, type SandboxFolders } from './workspace.ts';
 
 /** What the session needs of a sidecar, a run's (sidecar/server.ts) or a chat turn's (chat/sidecar.ts). */
@@ -96,13 +96,66 @@ export class SandboxSession {
   private warm?: WarmSandbox;
   private tookWarm = false;
   private sandbox?: Sandbox;
+  private setupBeat?: NodeJS.Timeout;
 
   constructor(opts: SandboxSessionOptions, deps: SessionDeps) {
     this.opts = opts;
     this.deps = deps;
-    // Topped up once the session is over, should a warm start have failed meanwhile (taking one
-    // starts its replacement already).
+    // Topped up once the session is over (last of all): the replacement of the warm sandbox it
+    // took, or of a warm start that failed meanwhile (pool.ts, `take`).
     this.defer(() => deps.sandboxPool?.fill());
+  }
+
+  /**
+   * Heartbeats until `supervise` takes over. Setting up (an MCP server's connection, a workspace
+   * restored from its checkpoint) may outlast the heartbeat timeout, which would pass for a lost
+   * worker; and a cancel, or the run's timeout, reaches an activity only with a heartbeat's answer.
+   */
+  heartbeatDuringSetup(): void {
+    this.opts.ctx.heartbeat();
+    this.setupBeat = setInterval(() => this.opts.ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+  }
+
+  /** The activity's cancellation: a cancel, or the run's timeout. */
+  get cancellation(): AbortSignal {
+    return this.opts.ctx.cancellationSignal;
+  }
+
+  /** Throws what Temporal must hear once the activity was cancelled while the session set up. */
+  throwIfCancelled(): void {
+    if (this.cancellation.aborted) throw this.cancelledInSetup();
+  }
+
+  /**
+   * `work`, or CancelledFailure as soon as the activity is cancelled meanwhile (a cancel, the
+   * run's timeout). The session heartbeats while it sets up, so a setup step that hangs (a file
+   * download, a checkpoint's restore) no longer passes for a lost worker: the run's timeout ends
+   * it instead, rather than the activity's start-to-close timeout 120 s later. Should `work` end
+   * after that, what it made is handed to `release` (a dispatcher closed, folders removed).
+   */
+  untilCancelled<T>(work: Promise<T>, release?: (late: T) => unknown): Promise<T> {
+    const signal = this.cancellation;
+    return new Promise<T>((resolve, reject) => {
+      let cancelled = false;
+      const onAbort = () => {
+        cancelled = true;
+        reject(this.cancelledInSetup());
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+      work
+        .then((value) => {
+          if (!cancelled) return resolve(value);
+          Promise.resolve()
+            .then(() => release?.(value))
+            .catch((err) => this.deps.log.warn({ ...this.opts.logFields, err }, `what a cancelled ${this.opts.kind} set up could not be released`));
+        }, reject)
+        .finally(() => signal.removeEventListener('abort', onAbort));
+    });
+  }
+
+  private cancelledInSetup(): CancelledFailure {
+    return new CancelledFailure(`The ${this.opts.kind} was cancelled before its sandbox started`);
   }
 
   /** Released when the session ends, before what was deferred earlier. */
@@ -137,6 +190,7 @@ export class SandboxSession {
     this.defer(() => fs.promises.rm(socketDir, { recursive: true, force: true }));
     this.defer(() => sidecar.close());
     await listenForSandbox(sidecar.server, socketDir);
+    this.throwIfCancelled(); // heard while setting up: no sandbox starts
     let sandbox: Sandbox;
     if (warm?.sandbox.go()) {
       sandbox = warm.sandbox;
@@ -158,6 +212,15 @@ export class SandboxSession {
     if (sandbox.mode === 'process') log.warn(this.opts.logFields, 'SANDBOX_MODE=process: the agent runs WITHOUT isolation');
   }
 
+  /**
+   * The work has its result (a run's end is written): the pool may start the replacement of the
+   * sandbox this session took now, its forks no longer in the way of an answer, rather than once
+   * the session is over (pool.ts, `take`).
+   */
+  topUp(): void {
+    this.deps.sandboxPool?.fill();
+  }
+
   /** Kills the started sandbox (its supervision then ends). */
   stop(): void {
     this.sandbox?.kill();
@@ -170,6 +233,7 @@ export class SandboxSession {
   async supervise(opts: { progress: () => unknown; onDrain?: () => Promise<unknown>; timeoutMs?: number }): Promise<SessionEnd> {
     const sandbox = this.sandbox;
     if (!sandbox) throw new Error('The session has no sandbox to supervise: start it first');
+    clearInterval(this.setupBeat);
     const supervised = await superviseSandbox(sandbox, { ctx: this.opts.ctx, draining: this.deps.draining, ...opts });
     return new SessionEnd(supervised, sandbox.mode, this.opts, this.deps.config.platformRunLimits.agent_memory_ceiling_mb);
   }
@@ -181,6 +245,7 @@ export class SandboxSession {
    * its own error says more, and the release failures are logged.
    */
   async close(failed: boolean): Promise<void> {
+    clearInterval(this.setupBeat);
     this.sandbox?.kill();
     this.warm?.sandbox.kill();
     let first: { err: unknown } | undefined;
@@ -203,6 +268,7 @@ export class SandboxSession {
  */
 export async function inSandboxSession<T>(opts: SandboxSessionOptions, deps: SessionDeps, use: (session: SandboxSession) => Promise<T>): Promise<T> {
   const session = new SandboxSession(opts, deps);
+  session.heartbeatDuringSetup();
   let result: T;
   try {
     result = await use(session);

@@ -4,7 +4,8 @@
 import type { Context } from '@temporalio/activity';
 import type { Sandbox, SandboxExit } from './spawn.ts';
 
-const HEARTBEAT_EVERY_MS = 2000;
+/** Every heartbeat of a session, while it sets up (session.ts) as while its sandbox runs: well within the 10 s timeout. */
+export const HEARTBEAT_EVERY_MS = 2000;
 
 export interface Supervised {
   exit: SandboxExit;
@@ -35,6 +36,8 @@ export async function superviseSandbox(
     drain = (opts.onDrain?.() ?? Promise.resolve()).finally(() => sandbox.kill());
   };
   ctx.cancellationSignal.addEventListener('abort', onCancel);
+  // Cancelled while the session set up (its heartbeats deliver a cancel then too): stopped at once.
+  if (ctx.cancellationSignal.aborted) onCancel();
   if (draining?.aborted) onDrain();
   else draining?.addEventListener('abort', onDrain);
   try {

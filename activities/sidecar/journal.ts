@@ -1,11 +1,14 @@
 // The run's journal (DESIGN.md section 8). The runtime is deterministic: given the same answers
 // it asks the same questions in the same order. The sidecar records each answer (a model
 // completion, a tool result) together with its effects (usage, log lines, notes) in one
-// transaction; an attempt on another worker starts a fresh runtime and the journal answers every
+// statement; an attempt on another worker starts a fresh runtime and the journal answers every
 // question it already holds, so no completed model call is sent again and no effect is written
 // twice. Only calls cut off by the loss itself are made again.
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
+import { USAGE_PLUS_CALL } from '../../shared/models/usage.ts';
+import { RUN_EVENTS_CHANNEL, runEventNotifySql } from '../../shared/runs/events.ts';
+import { type LogEntryInput, MAX_LOG_MESSAGE } from '../../shared/runs/logs.ts';
 import type { RunUsage } from '../../shared/runs/model.ts';
 
 /**
@@ -28,19 +31,73 @@ interface Step {
   answered?: boolean;
 }
 
-/** When a step began, and what a model call spent (migration 028). */
+/** When a step began (migration 028; a model call's usage is kept from its effects). */
 export interface StepTiming {
   startedAt?: Date;
+}
+
+/**
+ * What a step writes with itself, in the same statement: a resumed run neither loses nor repeats
+ * it. Data, not callbacks, so that the step and its effects are one round trip to Postgres (they
+ * were a transaction of four to six: BEGIN, each effect, the step, COMMIT).
+ */
+export interface StepEffects {
+  /** Log lines, in order: each takes the run's next sequence number and is announced as `appendRunLog` announces. */
+  logs?: LogEntryInput[];
+  /** Agent memory (notes, pins) kept for the run's agent and actor. */
+  memory?: { packageId: string; actorKey: string; items: Array<{ kind: string; content: string }> };
+  /** A model call's usage, added to the run's totals and announced (`usage` event), and kept with the step. */
   usage?: RunUsage;
 }
+
+/**
+ * The step, its effects and their announcements in one statement. The runs row is updated only
+ * when there is something to add to it (log sequence numbers, usage); `keep` false (RUN_CHECKPOINTS
+ * off) writes the effects without the step. Payloads as `runEventPayload`'s (shared/runs/events.ts).
+ */
+const WRITE_STEP = `with live as (
+    select id from runs where id = :runId and live_attempt <= :attempt for share
+  ), run as (
+    update runs set
+      log_seq = log_seq + :logCount,
+      usage = case when :withUsage then ${USAGE_PLUS_CALL} else usage end
+    where id = :runId and (:logCount > 0 or :withUsage) and exists (select from live)
+    returning log_seq, org_id, space_id
+  ), entries as (
+    select run.log_seq - :logCount + e.i as seq, run.org_id, run.space_id, e.v
+      from run, jsonb_array_elements(cast(:logs as jsonb)) with ordinality as e(v, i)
+  ), logged as (
+    insert into run_logs (run_id, seq, level, type, message, data)
+    select :runId, seq, v->>'level', v->>'type', v->>'message', v->'data' from entries
+  ), remembered as (
+    insert into agent_memory (org_id, package_id, actor_key, run_id, kind, content)
+    select (select org_id from runs where id = :runId), :packageId, :actorKey, :runId, m->>'kind', m->>'content'
+      from jsonb_array_elements(cast(:memory as jsonb)) as m where exists (select from live)
+  ), step as (
+    insert into run_steps (run_id, seq, kind, name, request_hash, response, attempt, started_at, usage)
+    select :runId, :seq, :kind, :name, :requestHash, cast(:response as jsonb), :attempt, :startedAt, cast(:stepUsage as jsonb)
+    where :keep and exists (select from live)
+  )
+  select ${runEventNotifySql(':channel', 'log', 'cast(:runId as text)', { seq: 'seq' })}, true as live from entries
+  union all
+  select ${runEventNotifySql(':channel', 'usage', 'cast(:runId as text)')}, true from run where :withUsage
+  union all
+  select null, false where not exists (select from live)`;
+
+/**
+ * Makes `attempt` the run's live attempt (the fence WRITE_STEP checks), unless a later one holds
+ * it already; the live attempt it leaves. Waits for a step being written by an earlier attempt, so
+ * the journal read after it holds every step that attempt will ever write.
+ */
+const TAKE_RUN = `update runs set live_attempt = greatest(live_attempt, :attempt) where id = :runId returning live_attempt`;
 
 /** The checkpoint no longer matches what the runtime asks: resuming would change the run. */
 export class JournalMismatch extends Error {}
 
 /**
- * Another attempt of the run recorded this step first: Temporal gave the run to it while this
- * attempt's worker stopped responding (DESIGN.md section 8). This attempt is superseded and must
- * end without writing to the run; the live one goes on from the journal.
+ * Another attempt of the run took it (TAKE_RUN) or recorded this step first: Temporal gave the run
+ * to it while this attempt's worker stopped responding (DESIGN.md section 8). This attempt is
+ * superseded and must end without writing to the run; the live one goes on from the journal.
  */
 export class AttemptSuperseded extends Error {}
 
@@ -74,12 +131,28 @@ export class RunJournal {
     this.written = steps.length;
   }
 
+  /**
+   * The journal as this attempt resumes it. A retried attempt first takes the run from the earlier
+   * ones (TAKE_RUN): what they write after that is refused, and what they wrote before is read
+   * here. AttemptSuperseded when a later attempt took it already.
+   */
   static async load(knex: Knex, runId: string, attempt: number, keep = true): Promise<RunJournal> {
+    if (attempt > 1) {
+      const taken = await knex.raw(TAKE_RUN, { runId, attempt });
+      const live = taken.rows[0]?.live_attempt as number | undefined;
+      if (live !== undefined && live > attempt) throw new AttemptSuperseded(`Attempt ${live} of run ${runId} began: attempt ${attempt} is superseded`);
+    }
     const rows = keep
       ? await knex('run_steps').where({ run_id: runId }).orderBy('seq').select('seq', 'attempt', 'kind', 'name', 'request_hash', 'response')
       : [];
     const steps = rows.map((r) => ({ seq: r.seq, attempt: r.attempt, kind: r.kind, name: r.name, requestHash: r.request_hash, response: r.response }));
     return new RunJournal(knex, runId, attempt, steps, keep);
+  }
+
+  /** Whether no later attempt has taken the run (TAKE_RUN): what this attempt writes is still the run's. */
+  async holdsRun(): Promise<boolean> {
+    const row = await this.knex('runs').where({ id: this.runId }).first('live_attempt');
+    return row !== undefined && row.live_attempt <= this.attempt;
   }
 
   /** Steps recorded by earlier attempts. */
@@ -126,50 +199,54 @@ export class RunJournal {
   }
 
   /**
-   * Writes a new step's effects and the step itself in one transaction. `timing`: when the step
-   * began and a model call's usage, which the run timeline shows (GET /api/runs/{id}/timeline).
+   * Writes a new step and its effects in one statement. `timing`: when the step began and a model
+   * call's usage, which the run timeline shows (GET /api/runs/{id}/timeline).
    */
-  async record(
-    kind: StepKind,
-    name: string,
-    request: unknown,
-    response: unknown,
-    effects: (trx: Knex.Transaction) => Promise<void>,
-    timing: StepTiming = {},
-  ): Promise<void> {
+  async record(kind: StepKind, name: string, request: unknown, response: unknown, effects: StepEffects, timing: StepTiming = {}): Promise<void> {
     const seq = ++this.written;
-    await this.write(seq, kind, name, request, response, effects, timing).catch((err) => {
+    const live = await this.write(seq, kind, name, request, response, effects, timing).catch((err) => {
       if ((err as { code?: string }).code === UNIQUE_VIOLATION && (err as { table?: string }).table === 'run_steps') {
         throw new AttemptSuperseded(`Step ${seq} of run ${this.runId} was recorded by another attempt: attempt ${this.attempt} is superseded`);
       }
       throw err;
     });
+    if (!live) throw new AttemptSuperseded(`A later attempt of run ${this.runId} began before step ${seq}: attempt ${this.attempt} is superseded`);
   }
 
+  /** False when a later attempt holds the run: nothing was written. */
   private async write(
     seq: number,
     kind: StepKind,
     name: string,
     request: unknown,
     response: unknown,
-    effects: (trx: Knex.Transaction) => Promise<void>,
+    effects: StepEffects,
     timing: StepTiming,
-  ): Promise<void> {
-    await this.knex.transaction(async (trx) => {
-      await effects(trx);
-      if (this.keep) {
-        await trx('run_steps').insert({
-          run_id: this.runId,
-          seq,
-          kind,
-          name,
-          request_hash: digest(request),
-          response: JSON.stringify(response),
-          attempt: this.attempt,
-          started_at: timing.startedAt ?? null,
-          usage: timing.usage ? JSON.stringify(timing.usage) : null,
-        });
-      }
+  ): Promise<boolean> {
+    const logs = (effects.logs ?? []).map((e) => ({ ...e, message: e.message.slice(0, MAX_LOG_MESSAGE) }));
+    const usage = effects.usage;
+    const written = await this.knex.raw(WRITE_STEP, {
+      runId: this.runId,
+      logCount: logs.length,
+      logs: JSON.stringify(logs),
+      withUsage: usage !== undefined,
+      inputTokens: usage?.inputTokens ?? 0,
+      outputTokens: usage?.outputTokens ?? 0,
+      costUsd: usage?.costUsd ?? 0,
+      packageId: effects.memory?.packageId ?? null,
+      actorKey: effects.memory?.actorKey ?? null,
+      memory: JSON.stringify(effects.memory?.items ?? []),
+      keep: this.keep,
+      seq,
+      kind,
+      name,
+      requestHash: digest(request),
+      response: JSON.stringify(response),
+      attempt: this.attempt,
+      startedAt: timing.startedAt ?? null,
+      stepUsage: usage ? JSON.stringify(usage) : null,
+      channel: RUN_EVENTS_CHANNEL,
     });
+    return !written.rows.some((row: { live: boolean }) => !row.live);
   }
 }

@@ -30,6 +30,8 @@ export interface McpDeps {
   log: Logger;
   /** `credentialProxyLimits.max_response_bytes` caps each answer of a server, as it caps `api_call`'s. */
   config: Pick<Config, 'egressAllowInternalHosts' | 'extraCaCertsPath' | 'secretsKey' | 'credentialProxyLimits'>;
+  /** The attempt's cancellation (a cancel, the run's timeout): connecting stops, with no note on the run. */
+  signal?: AbortSignal;
 }
 
 const START_TIMEOUT_MS = 10_000;
@@ -223,22 +225,25 @@ export class McpTools {
       ]);
       const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: fetchWithCredential });
       client = new Client({ name: 'agent-sidecar', version: '1.0.0' });
-      await client.connect(transport, { timeout: START_TIMEOUT_MS });
+      const signal = this.deps.signal;
+      await client.connect(transport, { timeout: START_TIMEOUT_MS, signal });
       const tools = [];
       let cursor: string | undefined;
       do {
-        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: START_TIMEOUT_MS });
+        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout: START_TIMEOUT_MS, signal });
         tools.push(...page.tools);
         cursor = page.nextCursor;
       } while (cursor && tools.length < 1000);
       await this.note('info', `MCP server ${server.id}@${server.version}: ${tools.length} tool(s) offered`);
       return { conn: { server, client, dispatcher: d, secrets }, tools };
     } catch (err) {
+      await client?.close().catch(() => {});
+      await dispatcher?.close().catch(() => {});
+      // Cancelled: the attempt ends now (its caller checks), the server was not at fault.
+      if (this.deps.signal?.aborted) return undefined;
       const reason = redact((err as Error).message, secrets).slice(0, 500);
       log.warn({ runId: this.run.id, server: server.id, reason }, 'MCP server unavailable at run start');
       await this.note('warn', `MCP server ${server.id} cannot be used, none of its tools are offered: ${reason}`);
-      await client?.close().catch(() => {});
-      await dispatcher?.close().catch(() => {});
       return undefined;
     }
   }

@@ -7,9 +7,7 @@ import type { Knex } from 'knex';
 import type { Dispatcher } from 'undici';
 import type { Logger } from '../../shared/log.ts';
 import type { ModelConfig } from '../../shared/models/resolve.ts';
-import { addUsage } from '../../shared/models/usage.ts';
 import type { ResolvedAgent } from '../../shared/packages/resolve-agent.ts';
-import { notifyRunEvent } from '../../shared/runs/events.ts';
 import { appendRunLog, type LogEntryInput, type LogLevel } from '../../shared/runs/logs.ts';
 import type { RunRow } from '../../shared/runs/model.ts';
 import { renderRunPrompt } from '../run-prompt.ts';
@@ -56,6 +54,12 @@ export interface SidecarDeps {
   checkpoints?: WorkspaceCheckpoints;
   /** Stops the sandbox of an attempt that must end now (superseded, or `retry`): its runtime must ask nothing more. */
   stopSandbox?: () => void;
+  /**
+   * Settles once the run's start is written (execute-agent.ts, `startRun`), which the sandbox does
+   * not wait for: the first step waits for it, so nothing the agent does is recorded (no log line,
+   * no model call) before the run is `running`.
+   */
+  started?: Promise<unknown>;
 }
 
 export interface SidecarRun {
@@ -200,9 +204,29 @@ export class Sidecar {
   private readonly workspace?: WorkspaceSteps;
   /** When the run times out (epoch ms): a command runs no longer. */
   private endsAt?: number;
+  /** The tools the model's last answer called, in order: what the runtime still asks for. */
+  private lastCalls: string[] = [];
+  private finish!: () => void;
+  /**
+   * Resolves once the agent's output is recorded as the last call of the model's last answer:
+   * the runtime asks nothing more and ends (agent-runtime/main.ts), so for an agent that cannot
+   * write files its run is over then, before its sandbox has exited (execute-agent.ts).
+   */
+  readonly finished = new Promise<void>((resolve) => {
+    this.finish = resolve;
+  });
+  private ask!: () => void;
+  /**
+   * Resolves when the agent first asks its model (answered from the journal or not): the worker
+   * then waits for the answer, the moment executeAgent announces the run's start in.
+   */
+  readonly asked = new Promise<void>((resolve) => {
+    this.ask = resolve;
+  });
 
   constructor(spec: SidecarRun, deps: SidecarDeps) {
     this.spec = spec;
+    this.steps = deps.started?.catch(() => undefined) ?? this.steps;
     this.deps = deps;
     this.state = { modelCalls: 0 };
     this.tools = toolDefs(spec.agent, deps.delivery ? spec.apiIntegrations : []);
@@ -294,8 +318,12 @@ export class Sidecar {
 
   private async model(messages: ChatMessage[]): Promise<[number, unknown]> {
     const { run, model } = this.spec;
+    this.ask();
     const replayed = this.deps.journal.replay('model', model.model, messages);
-    if (replayed) return [200, replayed.response];
+    if (replayed) {
+      this.lastCalls = ((replayed.response as ModelAnswer).message?.tool_calls ?? []).map((c) => c.function.name);
+      return [200, replayed.response];
+    }
     const startedAt = new Date();
     try {
       const call = () => complete(model, messages, this.tools, this.deps.dispatcher, this.abort.signal);
@@ -304,22 +332,18 @@ export class Sidecar {
       const completion = tracer ? await inSpan(tracer, 'model call', attributes, call, this.traceContext) : await call();
       this.state.modelCalls++;
       const answer: ModelAnswer = { message: completion.message };
-      await this.deps.journal.record(
-        'model',
-        model.model,
-        messages,
-        answer,
-        async (trx) => {
-          // In the step's transaction: a call a resumed run replays from the journal is never counted twice.
-          await addUsage(trx, 'runs', run.id, completion.usage);
-          await notifyRunEvent(trx, { kind: 'usage', runId: run.id, orgId: run.org_id, spaceId: run.space_id });
-        },
-        { startedAt, usage: completion.usage },
-      );
+      this.lastCalls = (completion.message.tool_calls ?? []).map((c) => c.function.name);
+      // With the step: a call a resumed run replays from the journal is never counted twice.
+      await this.deps.journal.record('model', model.model, messages, answer, { usage: completion.usage }, { startedAt });
       return [200, answer];
     } catch (err) {
       // Not the run's error: the live attempt carries the run on.
       if (err instanceof AttemptSuperseded) throw err;
+      // Cut off by closing the sidecar of an attempt that was replaced (it heard so from its
+      // heartbeat, while the call was out): the run is another attempt's, nothing is written.
+      if (this.abort.signal.aborted && !(await this.deps.journal.holdsRun())) {
+        throw new AttemptSuperseded(`The model call of a replaced attempt of run ${run.id} was cut off`);
+      }
       const reason = err instanceof ModelCallError ? err.message : `The model call failed: ${(err as Error).message}`;
       this.state.fatalError = reason;
       await appendRunLog(this.deps.knex, run.id, { level: 'error', type: 'model', message: reason });
@@ -330,29 +354,25 @@ export class Sidecar {
   private async tool(name: string, args: unknown): Promise<ToolResult> {
     const replayed = this.deps.journal.replay('tool', name, args);
     if (replayed) {
-      if (name === 'output') this.state.output = { value: args };
+      if (name === 'output') this.outputGiven(args);
       return replayed.response as ToolResult;
     }
-    // Effects are written with the step, in one transaction: a resumed run neither loses nor repeats them.
+    // Effects are written with the step, in one statement: a resumed run neither loses nor repeats them.
     const logs: LogEntryInput[] = [];
     const memory: Array<{ kind: string; content: string }> = [];
     const startedAt = new Date();
     const result = await this.carryOut(name, args, logs, memory);
-    const { run, agent, actorKey } = this.spec;
-    await this.deps.journal.record(
-      'tool',
-      name,
-      args,
-      result,
-      async (trx) => {
-        for (const m of memory)
-          await trx('agent_memory').insert({ org_id: run.org_id, package_id: agent.packageId, actor_key: actorKey, run_id: run.id, ...m });
-        for (const entry of logs) await appendRunLog(trx, run.id, entry);
-      },
-      { startedAt },
-    );
-    if (name === 'output') this.state.output = { value: args };
+    const { agent, actorKey } = this.spec;
+    const kept = memory.length ? { packageId: agent.packageId, actorKey, items: memory } : undefined;
+    await this.deps.journal.record('tool', name, args, result, { logs, memory: kept }, { startedAt });
+    if (name === 'output') this.outputGiven(args);
     return result;
+  }
+
+  /** The output, recorded: the run is finished when no call follows it in the model's answer. */
+  private outputGiven(value: unknown): void {
+    this.state.output = { value };
+    if (this.lastCalls.at(-1) === 'output' && this.lastCalls.indexOf('output') === this.lastCalls.length - 1) this.finish();
   }
 
   private async carryOut(name: string, args: unknown, logs: LogEntryInput[], memory: Array<{ kind: string; content: string }>): Promise<ToolResult> {

@@ -1,7 +1,7 @@
 // The sidecar's side of the workspace tools (DESIGN.md 9; workspace-tools.ts): the runtime
 // announces each call (LocalBegin) and hands its result back (LocalEnd); a command's programs
 // call `api-call` meanwhile. For a run, each call is a step of its journal (journal.ts), recorded
-// with its effects (a command's log line) in one transaction, so a resumed run answers a call an
+// with its effects (a command's log line) in one statement, so a resumed run answers a call an
 // earlier attempt completed without carrying it out again; each `api-call` is a `program` step
 // keyed by the command (the model's id of the bash call) and its ordinal within it, so a command
 // that runs again after a worker loss gets the answers of the calls it had made. A chat turn
@@ -11,7 +11,7 @@
 // step is recorded, and the step names the checkpoint (its seq): a step is never recorded
 // without its checkpoint, so a resume finds the workspace as of its last completed step.
 import type { Knex } from 'knex';
-import { appendRunLog, type LogEntryInput } from '../../shared/runs/logs.ts';
+import type { LogEntryInput } from '../../shared/runs/logs.ts';
 import type { WorkspaceCheckpoints } from '../sandbox/checkpoints.ts';
 import type { RunJournal } from './journal.ts';
 import {
@@ -84,16 +84,7 @@ export class WorkspaceSteps {
     // Stored before the step that claims it (named after its seq: the steps are serial).
     const checkpoint = WORKSPACE_CHANGING_TOOLS.includes(body.name) ? await run.checkpoints?.take(run.journal.nextSeq) : undefined;
     if (checkpoint) logs.push(...checkpoint.logs);
-    await run.journal.record(
-      'tool',
-      String(body.name),
-      { id: body.id, arguments: body.arguments },
-      result,
-      async (trx) => {
-        for (const entry of logs) await appendRunLog(trx, run.id, entry);
-      },
-      { startedAt },
-    );
+    await run.journal.record('tool', String(body.name), { id: body.id, arguments: body.arguments }, result, { logs }, { startedAt });
     if (checkpoint) run.checkpoints!.settle(checkpoint);
     return result;
   }
@@ -111,16 +102,7 @@ export class WorkspaceSteps {
     const startedAt = new Date();
     const answer = await this.deps.apiCall(body, logs);
     if (run) {
-      await run.journal.record(
-        'program',
-        'api_call',
-        request,
-        answer,
-        async (trx) => {
-          for (const entry of logs) await appendRunLog(trx, run.id, entry);
-        },
-        { startedAt },
-      );
+      await run.journal.record('program', 'api_call', request, answer, { logs }, { startedAt });
     }
     return answer;
   }

@@ -32,7 +32,7 @@ export async function enforceRateLimit(ctx: AppContext, route: RouteDef): Promis
   const rule = rateLimitOf(route, ctx.services.config);
   if (!rule) return true;
   if (rule.productionOnly && ctx.services.config.nodeEnv !== 'production') return true;
-  const limiter = ctx.services.rateLimiters.forRoute(`${route.method.toUpperCase()} ${route.path}`, rule);
+  const limiter = ctx.services.rateLimiters.forRoute(rule.counter ?? `${route.method.toUpperCase()} ${route.path}`, rule);
   try {
     const res = await limiter.consume(identity(ctx, rule));
     setHeaders(ctx, rule, res);
@@ -40,7 +40,7 @@ export async function enforceRateLimit(ctx: AppContext, route: RouteDef): Promis
   } catch (err) {
     if (!(err instanceof RateLimiterRes)) throw err;
     const retryAfter = setHeaders(ctx, rule, err);
-    const detail = `Rate limit of ${rule.points} requests per ${rule.duration} s reached for this route; retry in ${retryAfter} s`;
+    const detail = `Rate limit of ${rule.points} requests per ${rule.duration} s reached for ${rule.counter ?? 'this route'}; retry in ${retryAfter} s`;
     if (rule.oauthError) {
       ctx.status = 429;
       ctx.set('Retry-After', String(retryAfter));

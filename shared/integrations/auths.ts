@@ -4,7 +4,7 @@
 import type { Knex } from 'knex';
 import { latestVersion } from '../packages/store.ts';
 import type { PackageRow } from '../packages/types.ts';
-import { findVisiblePackage } from '../packages/visibility.ts';
+import { VERSION_NAMES_SQL, visiblePackageQuery } from '../packages/visibility.ts';
 import { type OAuth2Settings, oauth2SettingsOf } from './oauth2-settings.ts';
 
 export type { OAuth2Settings } from './oauth2-settings.ts';
@@ -57,9 +57,9 @@ export function authsOf(manifest: Record<string, any>): IntegrationAuth[] {
   });
 }
 
-/** The integration's manifest in force: the latest published version, else the draft. */
-export async function integrationOf(knex: Knex, pkg: PackageRow): Promise<Integration> {
-  const latest = await latestVersion(knex, pkg.id);
+/** The integration's manifest in force: the latest published version, else the draft. `versions`: its version names, when read with it. */
+export async function integrationOf(knex: Knex, pkg: PackageRow, versions?: string[]): Promise<Integration> {
+  const latest = await latestVersion(knex, pkg.id, versions);
   const manifest = (latest?.manifest ?? pkg.draft_manifest) as Record<string, any>;
   const id = `${pkg.scope}/${pkg.name}`;
   return { pkg, id, displayName: String(manifest.display_name ?? id), manifest, version: latest?.version ?? null, auths: authsOf(manifest) };
@@ -67,6 +67,11 @@ export async function integrationOf(knex: Knex, pkg: PackageRow): Promise<Integr
 
 /** The integration `@scope/name` as the space sees it (the package visibility rule), or undefined. */
 export async function findIntegration(knex: Knex, orgId: string, spaceId: string, scope: string, name: string): Promise<Integration | undefined> {
-  const pkg = await findVisiblePackage(knex, orgId, spaceId, scope, name, 'integration');
-  return pkg ? integrationOf(knex, pkg) : undefined;
+  // The package with its version names, in one query.
+  const row = (await visiblePackageQuery(knex, orgId, spaceId, scope, name, 'integration')
+    .select('packages.*', knex.raw(`${VERSION_NAMES_SQL} as version_names`))
+    .first()) as (PackageRow & { version_names: string[] }) | undefined;
+  if (!row) return undefined;
+  const { version_names, ...pkg } = row;
+  return integrationOf(knex, pkg as PackageRow, version_names);
 }

@@ -6,7 +6,7 @@
 // proxy's to resolve (the service's own host often cannot, behind a corporate proxy).
 import { type Dispatcher, request } from 'undici';
 import type { Config } from '../config.ts';
-import { checkDestination, checkProxiedDestination, egressDispatcher, egressProxyAgent } from '../egress.ts';
+import { borrowedEgressDispatcher, checkDestination, checkProxiedDestination, egressProxyAgent } from '../egress.ts';
 import { AnswerTooLarge, readCapped } from '../http/read-capped.ts';
 import { redact } from '../integrations/deliver.ts';
 import type { ModelConfig, ModelProvider } from './resolve.ts';
@@ -20,7 +20,9 @@ type EgressConfig = Pick<Config, 'egressAllowInternalHosts' | 'extraCaCertsPath'
 /**
  * A dispatcher to `targetUrl`, through `proxyUrl` when given. `operatorHosts` are hosts the
  * operator configured (the instance default model, OpenRouter's URL) and so may be internal.
- * Throws EgressError when the target or the proxy is refused.
+ * Throws EgressError when the target or the proxy is refused. Direct calls borrow the kept-alive
+ * pool of their egress decision (closing the dispatcher leaves it open); a proxy's agent is the
+ * caller's own, closed with it.
  */
 export async function outboundDispatcher(
   config: EgressConfig,
@@ -30,7 +32,7 @@ export async function outboundDispatcher(
   const allow = [...config.egressAllowInternalHosts, ...(opts.operatorHosts ?? []).map((h) => h.toLowerCase())];
   if (!opts.proxyUrl) {
     await checkDestination(targetUrl, { allowInternalHosts: allow });
-    return egressDispatcher(allow, 10_000, config.extraCaCertsPath);
+    return borrowedEgressDispatcher(allow, 10_000, config.extraCaCertsPath);
   }
   checkProxiedDestination(targetUrl, { allowInternalHosts: allow });
   await checkDestination(opts.proxyUrl, { allowInternalHosts: config.egressAllowInternalHosts });

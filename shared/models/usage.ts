@@ -67,18 +67,26 @@ export function sumUsage(a: RunUsage, b: RunUsage): RunUsage {
 }
 
 /**
- * Adds `usage` to the totals of the run or chat session `id`, in one statement: concurrent
- * callers (LLM proxy calls for one run) never lose each other's counts, and inside a
- * transaction it commits with what the usage came with (a run's journaled step, a stored reply).
+ * The `usage` column with a call's usage added, over the named bindings `:inputTokens`,
+ * `:outputTokens` and `:costUsd`: `addUsage`'s, and a journaled step's (activities/sidecar/journal.ts).
  * Postgres adds in `numeric`, so the totals carry no float noise.
  */
+export const USAGE_PLUS_CALL = `jsonb_build_object(
+       'inputTokens', coalesce((usage->>'inputTokens')::numeric, 0) + cast(:inputTokens as numeric),
+       'outputTokens', coalesce((usage->>'outputTokens')::numeric, 0) + cast(:outputTokens as numeric),
+       'costUsd', coalesce((usage->>'costUsd')::numeric, 0) + cast(:costUsd as numeric))`;
+
+/**
+ * Adds `usage` to the totals of the run or chat session `id`, in one statement: concurrent
+ * callers (LLM proxy calls for one run) never lose each other's counts, and inside a
+ * transaction it commits with what the usage came with (a stored reply).
+ */
 export async function addUsage(db: Knex | Knex.Transaction, table: 'runs' | 'chat_sessions', id: string, usage: RunUsage): Promise<void> {
-  await db.raw(
-    `update ?? set usage = jsonb_build_object(
-       'inputTokens', coalesce((usage->>'inputTokens')::numeric, 0) + ?::numeric,
-       'outputTokens', coalesce((usage->>'outputTokens')::numeric, 0) + ?::numeric,
-       'costUsd', coalesce((usage->>'costUsd')::numeric, 0) + ?::numeric)
-     where id = ?`,
-    [table, usage.inputTokens, usage.outputTokens, usage.costUsd, id],
-  );
+  await db.raw(`update :table: set usage = ${USAGE_PLUS_CALL} where id = :id`, {
+    table,
+    id,
+    inputTokens: usage.inputTokens,
+    outputTokens: usage.outputTokens,
+    costUsd: usage.costUsd,
+  });
 }

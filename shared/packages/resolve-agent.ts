@@ -7,7 +7,7 @@ import { findOrgSkill, findVersion, getVersion } from './store.ts';
 import { pickVersion } from './versions.ts';
 import { preparedShape } from '../db/prepared.ts';
 import { type FileMap, fileText, fullName, type PackageRow, type PackageVersionRow, splitName } from './types.ts';
-import { visiblePackagesQuery } from './visibility.ts';
+import { VERSION_NAMES_SQL, visiblePackagesQuery } from './visibility.ts';
 
 export { findVisiblePackage } from './visibility.ts';
 export type { PackageRow } from './types.ts';
@@ -168,11 +168,7 @@ export async function resolveAgent(
     (o: string, sp: string, sc: string, n: string) =>
       visiblePackagesQuery(knex, o, sp)
         .where({ 'packages.scope': sc, 'packages.name': n, 'packages.type': 'agent' })
-        .select(
-          'packages.*',
-          knex.raw('array(select v.version from package_versions v where v.package_id = packages.id) as version_names'),
-          ...(alongside ? [knex.raw(`${alongside.sql} as alongside`)] : []),
-        )
+        .select('packages.*', knex.raw(`${VERSION_NAMES_SQL} as version_names`), ...(alongside ? [knex.raw(`${alongside.sql} as alongside`)] : []))
         .first(),
   );
   if (pkg && alongside) alongside.read(pkg.alongside!);
@@ -184,6 +180,13 @@ export async function resolveAgent(
 
 /** What a run needs of one version of an agent package (published, or the manifest of an inline run). */
 export async function agentOf(knex: Knex, pkg: PackageRow, version: string, m: Record<string, any>, files: FileMap): Promise<ResolvedAgent> {
+  // Read at once; a refusal of the skills is the one reported when both are refused, as before.
+  const [skillsRead, mcpRead] = await Promise.allSettled([
+    resolveSkills(knex, pkg.org_id, m.dependencies?.skills),
+    resolveMcpServers(knex, pkg.org_id, m.dependencies?.mcp_servers),
+  ]);
+  if (skillsRead.status === 'rejected') throw skillsRead.reason;
+  if (mcpRead.status === 'rejected') throw mcpRead.reason;
   return {
     packageId: pkg.id,
     fullName: fullName(pkg),
@@ -195,15 +198,22 @@ export async function agentOf(knex: Knex, pkg: PackageRow, version: string, m: R
     outputSchema: m.output?.schema ?? null,
     timeoutSeconds: typeof m.timeout === 'number' ? m.timeout : null,
     runtimeTools: Array.isArray(m.runtime_tools) ? [...m.runtime_tools] : [...DEFAULT_RUNTIME_TOOLS],
-    skills: await resolveSkills(knex, pkg.org_id, m.dependencies?.skills),
-    mcpServers: await resolveMcpServers(knex, pkg.org_id, m.dependencies?.mcp_servers),
+    skills: skillsRead.value,
+    mcpServers: mcpRead.value,
   };
 }
 
 /** The exact package version a run was launched with, found by package id (inline packages have no visible name). */
 export async function agentForRun(knex: Knex, run: { package_id: string; package_version: string }): Promise<ResolvedAgent | undefined> {
-  const pkg = (await knex('packages').where({ id: run.package_id }).first()) as PackageRow | undefined;
-  const chosen = pkg ? await getVersion(knex, pkg.id, run.package_version) : undefined;
-  if (!pkg || !chosen) return undefined;
+  // Both by the run's own ids, at once: one round trip on every run's start instead of two.
+  const [pkg, chosen] = await Promise.all([
+    knex('packages').where({ id: run.package_id }).first() as Promise<PackageRow | undefined>,
+    getVersion(knex, run.package_id, run.package_version),
+  ]);
+  return pkg && chosen ? agentOfVersion(knex, pkg, chosen) : undefined;
+}
+
+/** What a run needs of `chosen`, a version of `pkg` read by the caller (agentForRun; a run's start, which reads it with the run). */
+export function agentOfVersion(knex: Knex, pkg: PackageRow, chosen: Pick<PackageVersionRow, 'version' | 'manifest' | 'files'>): Promise<ResolvedAgent> {
   return agentOf(knex, pkg, chosen.version, orderedManifest(chosen.manifest, chosen.files), chosen.files);
 }

@@ -38,8 +38,9 @@ export async function versionOrFail(knex: Knex, pkg: PackageRow, selector: strin
   return version;
 }
 
-export async function latestVersion(knex: Knex, packageId: string): Promise<PackageVersionRow | undefined> {
-  const chosen = latestOf(await versionNames(knex, packageId));
+/** The latest published version; `names`: its version names when the caller read them already. */
+export async function latestVersion(knex: Knex, packageId: string, names?: string[]): Promise<PackageVersionRow | undefined> {
+  const chosen = latestOf(names ?? (await versionNames(knex, packageId)));
   return chosen ? getVersion(knex, packageId, chosen) : undefined;
 }
 

@@ -17,6 +17,9 @@ export async function visibleHomes(knex: Knex, orgId: string, spaceId: string): 
   return def && def !== spaceId ? [spaceId, def] : [spaceId];
 }
 
+/** The published version names of the row `packages` of a query, as a SQL expression (a text array). */
+export const VERSION_NAMES_SQL = 'array(select v.version from package_versions v where v.package_id = packages.id)';
+
 /** Query of every package visible from `spaceId` (callers add their own filters). */
 export function visiblePackagesQuery(knex: Knex, orgId: string, spaceId: string): Knex.QueryBuilder {
   return knex('packages')
@@ -36,7 +39,12 @@ export async function findVisiblePackage(
   name: string,
   type?: string,
 ): Promise<PackageRow | undefined> {
+  return (await visiblePackageQuery(knex, orgId, spaceId, scope, name, type).select('packages.*').first()) as PackageRow | undefined;
+}
+
+/** Query of the package `scope/name` (of `type`, when given) visible from `spaceId`; the caller selects. */
+export function visiblePackageQuery(knex: Knex, orgId: string, spaceId: string, scope: string, name: string, type?: string): Knex.QueryBuilder {
   const q = visiblePackagesQuery(knex, orgId, spaceId).where({ 'packages.scope': scope, 'packages.name': name });
   if (type) q.where('packages.type', type);
-  return (await q.select('packages.*').first()) as PackageRow | undefined;
+  return q;
 }

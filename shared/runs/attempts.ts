@@ -6,6 +6,14 @@
 export const HEARTBEAT_TIMEOUT_SECONDS = 10;
 
 /**
+ * The longest the worker holds an attempt's heartbeat back (the SDK's throttle; its default is 0.8
+ * of the timeout, 8 s). A cancel, or the run's timeout, reaches the attempt only with a heartbeat's
+ * answer: with heartbeats every 2 s (activities/sandbox/supervise.ts) each goes out, so the sandbox
+ * is stopped within about 2 s, not 8 s during which the agent went on calling its model.
+ */
+export const HEARTBEAT_THROTTLE = '1 second';
+
+/**
  * Retries of executeAgent. Attempts end in a retry only when their worker is lost (a missed
  * heartbeat) or hands the run over (a draining worker); every other failure is non-retryable.
  * The activity itself ends the run after RUN_MAX_WORKER_LOSSES losses (it knows the setting and

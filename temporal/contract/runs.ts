@@ -4,8 +4,17 @@
 // workflow bundle includes this file and the API and activities import it without workflow code.
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
 
+/**
+ * What executeAgent says with its start. `announced`: it wrote the run `running` and published
+ * `run.started` itself, so runAgent has neither left to do (absent: runAgent does both, as for
+ * attempts of older workers).
+ */
+export interface SandboxStart {
+  announced?: boolean;
+}
+
 /** Sent by executeAgent when it holds a slot and starts the sandbox: the run is `running` from then on. */
-export const sandboxStarted = defineSignal('sandboxStarted');
+export const sandboxStarted = defineSignal<[SandboxStart?]>('sandboxStarted');
 
 /**
  * What the runner reported as its end: a result to judge against the output schema (its output,

@@ -28,6 +28,7 @@ import { fileStorage } from '../../shared/files/configured-storage.ts';
 import { createLogger } from '../../shared/log.ts';
 import { workerEnv } from '../support/worker.ts';
 import { pct, printTable, type Row, resultsOf, say, writeResult } from './report.ts';
+import { pssMb } from './proc-memory.ts';
 
 const WARM_RUNS = 20;
 const COLD_RUNS = 8;
@@ -205,15 +206,6 @@ await storage.deleteAll(checkpointsOf(runId));
 for (const root of roots) await removeSandboxFolders(root);
 
 say(`4/4 memory of ${WARM_SANDBOXES} warm sandboxes waiting...`);
-/** Proportional set size of a process in MB (its share of pages it shares), 0 when it is gone. */
-function pssMb(pid: number): number {
-  try {
-    const kb = /^Pss:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1];
-    return kb ? Number(kb) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
 function childrenOf(pid: number): number[] {
   const out: number[] = [];
   for (const d of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {

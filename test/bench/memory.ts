@@ -9,20 +9,11 @@ import { newOrg } from '../support/api.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { startServiceProcesses } from './processes.ts';
+import { pssMb, rssMb } from './proc-memory.ts';
 import { printTable, type Row, resultsOf, say, writeResult } from './report.ts';
 
 const SANDBOXES = 5;
 const HOLD_MS = 20_000;
-
-/** Resident memory of a process in MB, 0 when it is gone. */
-function rssMb(pid: number): number {
-  try {
-    const kb = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1];
-    return kb ? Number(kb) / 1024 : 0;
-  } catch {
-    return 0;
-  }
-}
 
 /** The parent of a process, 0 when it is gone. */
 function parentOf(pid: number): number {
@@ -93,6 +84,9 @@ for (let i = 0; i < 5; i++) {
 }
 await settle(10_000);
 const warm = { api: rssMb(apiPid), worker: rssMb(workerPid) };
+const warmPss = pssMb(apiPid) + pssMb(workerPid);
+// Helper processes the pair started (the worker's warm sandboxes, waiting for a run): the goal counts them too.
+const warmHelpers = sandboxPids(workerPid).reduce((n, pid) => n + rssMb(pid), 0);
 
 say(`${SANDBOXES} runs held open (the model answers after ${HOLD_MS / 1000} s)...`);
 model.script('held', [() => new Promise((r) => setTimeout(() => r(toolCall('output', {})), HOLD_MS))]);
@@ -112,6 +106,8 @@ const rows: Row[] = [
   ['idle API + worker, warm (MB)', warm.api + warm.worker, 250],
   ['  API warm (MB)', warm.api, 250],
   ['  worker warm (MB)', warm.worker, 250],
+  ['idle API + worker + warm sandboxes, warm (MB)', warm.api + warm.worker + warmHelpers, 250],
+  ['idle API + worker, warm, proportional (Pss, MB)', warmPss, 250],
   ['per running sandbox (MB)', perSandbox, 80],
 ];
 printTable(rows, 'goal');

@@ -1,6 +1,9 @@
+import { fork } from 'node:child_process';
+import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
+import path from 'node:path';
 import { createKnex } from '../../shared/db/knex.ts';
 import { appendRunLog } from '../../shared/runs/logs.ts';
 import { mochaGlobalSetup, mochaGlobalTeardown } from '../setup/global.ts';
@@ -18,6 +21,12 @@ const SUBSCRIBERS = 1000;
  * its later ones).
  */
 const WARM_CONNECTS = 1000;
+/**
+ * Connect rounds timed on each side (each 1000 clients, closed before the next round); the table
+ * shows their median. A single round varied by a third from one bench run to the next (servers
+ * and clients share this process and its garbage collector), more than the change it measured.
+ */
+const CONNECT_ROUNDS = 5;
 const WARMUP = 5;
 const PUBLISHES = 60;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -28,6 +37,41 @@ async function warmUp(url: string, n: number, open: () => number): Promise<void>
   await subs.connect(url, n);
   subs.close();
   for (let waited = 0; open() > 0 && waited < 10_000; waited += 20) await sleep(20);
+}
+
+/**
+ * CONNECT_ROUNDS rounds of SUBSCRIBERS connects by clients in a process of their own
+ * (sse-clients.ts), after one round that warms that process; `open()` counts the server's streams.
+ */
+async function connectRoundsElsewhere(url: string, open: () => number): Promise<number[]> {
+  const child = fork(path.join(import.meta.dirname, 'sse-clients.ts'), [url, String(SUBSCRIBERS), String(1 + CONNECT_ROUNDS)], {
+    execArgv: ['--disable-warning=ExperimentalWarning'],
+  });
+  const times: number[] = [];
+  child.on('message', async (m: { ms: number }) => {
+    times.push(m.ms);
+    for (let waited = 0; open() > 0 && waited < 10_000; waited += 20) await sleep(20);
+    child.send('go');
+  });
+  const [code] = await once(child, 'exit');
+  if (code !== 0 || times.length !== 1 + CONNECT_ROUNDS) throw new Error(`the connecting process ended with ${code} after ${times.length} rounds`);
+  return times.slice(1);
+}
+
+/**
+ * CONNECT_ROUNDS rounds of SUBSCRIBERS connects from this process after the warm-up; every round but the last is
+ * closed again. Returns the last round's clients (for the publishes) and each round's time.
+ */
+async function connectRounds(url: string, open: () => number): Promise<{ subs: Subscribers; times: number[] }> {
+  await warmUp(url, WARM_CONNECTS, open);
+  const times: number[] = [];
+  for (let round = 1; ; round++) {
+    const subs = new Subscribers();
+    times.push(await subs.connect(url, SUBSCRIBERS));
+    if (round === CONNECT_ROUNDS) return { subs, times };
+    subs.close();
+    for (let waited = 0; open() > 0 && waited < 10_000; waited += 20) await sleep(20);
+  }
 }
 
 /** 1000 streaming node:http clients; each parses frames and reports `bench-<i>` receipts. */
@@ -105,7 +149,6 @@ class Subscribers {
 }
 
 interface Measure {
-  connectMs: number;
   latencies: number[];
   lastPerPublish: number[];
   publishCall: number[];
@@ -113,7 +156,7 @@ interface Measure {
 }
 
 async function measure(subs: Subscribers, publish: (i: number) => Promise<void>): Promise<Measure> {
-  const m: Measure = { connectMs: 0, latencies: [], lastPerPublish: [], publishCall: [], missing: 0 };
+  const m: Measure = { latencies: [], lastPerPublish: [], publishCall: [], missing: 0 };
   for (let i = 0; i < WARMUP + PUBLISHES; i++) {
     const t0 = performance.now();
     await publish(i);
@@ -145,14 +188,12 @@ const key = await newKey(api, org.client, { name: 'bench sse' });
 
 say(`1/2 service: ${SUBSCRIBERS} subscribers on /api/realtime/runs, ${PUBLISHES} log entries written with appendRunLog...`);
 const serviceUrl = `${api.url.replace('localhost', '127.0.0.1')}/api/realtime/runs?token=${key.key}&channels=run_log`;
-await warmUp(serviceUrl, WARM_CONNECTS, () => api.realtimeStreams());
-const serviceSubs = new Subscribers();
-const serviceConnect = await serviceSubs.connect(serviceUrl, SUBSCRIBERS);
+const serviceElsewhere = await connectRoundsElsewhere(serviceUrl, () => api.realtimeStreams());
+const { subs: serviceSubs, times: serviceConnects } = await connectRounds(serviceUrl, () => api.realtimeStreams());
 if (api.realtimeStreams() !== SUBSCRIBERS) throw new Error(`expected ${SUBSCRIBERS} streams, the API holds ${api.realtimeStreams()}`);
 const service = await measure(serviceSubs, async (i) => {
   await appendRunLog(knex, runId, { level: 'info', type: 'bench', message: `bench-${i}` });
 });
-service.connectMs = serviceConnect;
 serviceSubs.close();
 
 say(`2/2 bare: a raw node:http SSE writer fed in-process, the same ${SUBSCRIBERS} clients...`);
@@ -166,9 +207,8 @@ const raw = http.createServer((req, res) => {
 });
 await new Promise<void>((r) => raw.listen(0, '127.0.0.1', r));
 const rawUrl = `http://127.0.0.1:${(raw.address() as AddressInfo).port}/`;
-await warmUp(rawUrl, WARM_CONNECTS, () => open.size);
-const rawSubs = new Subscribers();
-const rawConnect = await rawSubs.connect(rawUrl, SUBSCRIBERS);
+const rawElsewhere = await connectRoundsElsewhere(rawUrl, () => open.size);
+const { subs: rawSubs, times: rawConnects } = await connectRounds(rawUrl, () => open.size);
 const bare = await measure(rawSubs, async (i) => {
   // The same frame shape the service sends: a logDto with runId.
   const data = JSON.stringify({
@@ -186,7 +226,6 @@ const bare = await measure(rawSubs, async (i) => {
   frameNo++;
   for (const res of open) res.write(`event: run_log\nid: raw:${frameNo}\ndata: ${data}\n\n`);
 });
-bare.connectMs = rawConnect;
 rawSubs.close();
 raw.closeAllConnections();
 await new Promise((r) => raw.close(r));
@@ -196,12 +235,16 @@ const rows = [
   ['receipt latency p99 (ms)', pct(service.latencies, 99), pct(bare.latencies, 99)],
   ['last of 1000 p50 (ms)', pct(service.lastPerPublish, 50), pct(bare.lastPerPublish, 50)],
   ['publish call p50 (ms)', pct(service.publishCall, 50), pct(bare.publishCall, 50)],
-  ['connect 1000 clients (ms)', service.connectMs, bare.connectMs],
+  [`connect 1000, clients elsewhere, p50 of ${CONNECT_ROUNDS} (ms)`, pct(serviceElsewhere, 50), pct(rawElsewhere, 50)],
+  [`connect 1000, clients in here, p50 of ${CONNECT_ROUNDS} (ms)`, pct(serviceConnects, 50), pct(rawConnects, 50)],
 ] satisfies Row[];
 printTable(rows, 'bare', 2);
+const list = (times: number[]) => times.map((t) => t.toFixed(0)).join(', ');
 console.log(
   `\n${SUBSCRIBERS} subscribers, ${PUBLISHES} publishes (after ${WARMUP} warm-up); missing frames: service ${service.missing}, bare ${bare.missing}. ` +
-    `Connects timed after ${WARM_CONNECTS} warm-up connects on each side. ` +
+    `Connects timed after ${WARM_CONNECTS} warm-up connects on each side, ${CONNECT_ROUNDS} rounds each; clients elsewhere ` +
+    `(a process of their own): service ${list(serviceElsewhere)}, bare ${list(rawElsewhere)} ms; clients in this process: ` +
+    `service ${list(serviceConnects)}, bare ${list(rawConnects)} ms. ` +
     'Service = appendRunLog (transaction + NOTIFY) -> LISTEN -> one row load -> fan-out; bare = res.write to each client. Servers ' +
     'and clients share this process.',
 );
@@ -211,6 +254,7 @@ const result = {
   machine: { cpus: os.cpus().length, node: process.version },
   subscribers: SUBSCRIBERS,
   warmConnects: WARM_CONNECTS,
+  connectRounds: { elsewhere: { service: serviceElsewhere, bare: rawElsewhere }, inHere: { service: serviceConnects, bare: rawConnects } },
   publishes: PUBLISHES,
   missing: { service: service.missing, bare: bare.missing },
   results: resultsOf(rows, 'bare', 2),

@@ -12,23 +12,13 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort } from '../../shared/stack/ports.ts';
+import { embeddedStartEnv } from '../support/embedded-start.ts';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'fuzz-stack-'));
-const [port, pgPort, temporalPort, temporalUiPort] = [await freePort(3000), await freePort(0), await freePort(0), await freePort(0)];
 const bootstrapToken = randomBytes(16).toString('hex');
-const env: NodeJS.ProcessEnv = {
-  ...process.env,
-  PORT: String(port),
-  DATA_DIR: dataDir,
-  PG_PORT: String(pgPort),
-  TEMPORAL_PORT: String(temporalPort),
-  TEMPORAL_UI_PORT: String(temporalUiPort),
-  BOOTSTRAP_TOKEN: bootstrapToken,
-};
 // Embedded defaults only: nothing external inherited from the caller's shell.
-for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'SECRETS_KEY', 'LOG_FORMAT', 'MODULES']) delete env[name];
+const { env, port } = await embeddedStartEnv(dataDir, { port: 3000, extra: { BOOTSTRAP_TOKEN: bootstrapToken }, drop: ['MODULES'] });
 
 const stack = spawn('npm', ['start'], { cwd: root, env, stdio: ['ignore', 'pipe', 'inherit'], detached: true });
 let output = '';

@@ -4,6 +4,7 @@
 // launch) as on any other. The changes below are made straight in the database, the way another
 // process would, never through this API, so no in-process hook can be what notices them.
 import { expect } from 'chai';
+import { AccessCache } from '../../api/access-cache.ts';
 import { newKey, newMember, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { importAgent } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
@@ -117,5 +118,33 @@ describe('credential lookups kept in memory', function () {
     expect((await client.get(`/api/runs/${runId}`)).status).to.equal(200);
     await new Promise((r) => setTimeout(r, 1600));
     await expectProblem(await client.get(`/api/runs/${runId}`), 401, 'unauthorized');
+  });
+
+  it('reads the epoch once for a burst of callers, and afresh for a caller that arrives once that read went out', async () => {
+    const cache = new AccessCache();
+    let reads = 0;
+    // Counts the queries that take a connection: the epoch reads of this cache alone.
+    const counted = Object.create(api.knex) as typeof api.knex;
+    const client = Object.create(api.knex.client);
+    client.acquireConnection = (...args: unknown[]) => {
+      reads++;
+      return api.knex.client.acquireConnection(...args);
+    };
+    Object.defineProperty(counted, 'client', { value: client });
+    const before = await cache.currentEpoch(counted);
+    reads = 0;
+    const burst = await Promise.all(Array.from({ length: 50 }, () => cache.currentEpoch(counted)));
+    expect(reads, 'one read for 50 callers of one turn').to.equal(1);
+    expect(new Set(burst)).to.deep.equal(new Set([before]));
+
+    // A change committed after a read went out is not answered from it: the caller arriving after
+    // the commit waits for a read of its own.
+    const first = cache.currentEpoch(counted);
+    await new Promise((r) => setImmediate(r)); // the read is out (whether Postgres ran it before the commit or not)
+    await api.knex.raw('update access_epoch set n = n + 1');
+    const second = await cache.currentEpoch(counted);
+    await first;
+    expect(second).to.equal(before + 1n);
+    expect(reads, 'the later caller did not join the earlier read').to.equal(3);
   });
 });

@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { type Client, newKey, newOrg, type TestApi } from '../support/api.ts';
 import { importAgent } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
-import { type RunServices, startRunServices } from '../support/run-services.ts';
+import { type RunServices, startRunServices, addFakeModel } from '../support/run-services.ts';
 import { Feed } from '../support/sse-feed.ts';
 
 const AGENT = '@clients/agent';
@@ -23,14 +23,7 @@ describe('real clients', function () {
     services = await startRunServices({ output: { summary: 'done' } });
     api = services.api;
     org = await newOrg(api, 'clients');
-    const model = await org.client.post('/api/models', {
-      name: 'fake',
-      provider: 'openai-compatible',
-      baseUrl: services.model.url,
-      model: 'm',
-      isDefault: true,
-    });
-    expect(model.status, model.text).to.equal(201);
+    await addFakeModel(org.client, services.model, { model: 'm', apiKey: undefined });
     for (const version of VERSIONS) await importAgent(org.client, { name: AGENT, version, output: OUTPUT });
     key = await newKey(api, org.client, { name: 'github action' });
   });

@@ -283,6 +283,27 @@ describe('credential proxy', function () {
     expectProblem(await call({ client: c.client, session: ok.session }, 'GET', `${target.url}/v1/echo`), 403, 'forbidden');
   });
 
+  it('refuses a key revoked in the database on its next call, right after it served one, without reaching the target', async () => {
+    const c = await caller();
+    expect((await call(c, 'GET', `${target.url}/v1/echo`)).status).to.equal(201);
+    const hits = target.hits.length;
+    await api.knex('api_keys').where({ id: c.id }).update({ revoked_at: new Date() });
+    expectProblem(await call(c, 'POST', `${target.url}/v1/echo`, { raw: 'not sent' }), 401, 'unauthorized');
+    expect(target.hits.length).to.equal(hits);
+  });
+
+  it('forwards a call once, with its whole body, when an access change commits just before it (another key revoked)', async () => {
+    const c = await caller();
+    const other = await caller();
+    expect((await call(c, 'GET', `${target.url}/v1/echo`)).status).to.equal(201);
+    await api.knex('api_keys').where({ id: other.id }).update({ revoked_at: new Date() });
+    const hits = target.hits.length;
+    const res = await call(c, 'POST', `${target.url}/v1/echo`, { raw: 'the whole body', headers: { 'content-type': 'text/plain' } });
+    expect(res.status, res.text).to.equal(201);
+    expect(res.body.body).to.equal('the whole body');
+    expect(target.hits.length).to.equal(hits + 1);
+  });
+
   it('limits each identity to rate_per_min calls, all methods together', async () => {
     const c = await caller();
     for (let i = 0; i < RATE; i++) {

@@ -137,12 +137,20 @@ describe('hostile patterns', function () {
     });
 
     it("judges an agent's output against a hostile output pattern in the worker without stalling anyone", async () => {
-      model.script('hostile-output', [() => toolCall('output', { code: HOSTILE })]);
-      const { result: done, probes } = await whileProbingHealth(api.url, async () => {
-        const res = await launch({ code: 'aaa', marker: 'hostile-output' });
-        expect(res.status, res.text).to.equal(201);
-        return finished(res.body.id);
-      });
+      // Runs repeat (each its own scripted answer, from a fresh key within the launch limit) so
+      // that probes overlap the judging however quick one run is.
+      let n = 0;
+      const { result: done, probes } = await whileProbingHealth(
+        api.url,
+        async () => {
+          const marker = `hostile-output-${n++}`;
+          model.script(marker, [() => toolCall('output', { code: HOSTILE })]);
+          const res = await launch({ code: 'aaa', marker }, await freshClient());
+          expect(res.status, res.text).to.equal(201);
+          return finished(res.body.id);
+        },
+        HOSTILE_FOR,
+      );
       expect(done.status).to.equal('failed');
       expect(done.error).to.contain('does not match the output schema').and.contain('code');
       expectHealthy(probes);

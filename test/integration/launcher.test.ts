@@ -12,9 +12,9 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
-import { freePort } from '../../shared/stack/ports.ts';
 import { PROJECT_ROOT } from '../../shared/project-root.ts';
 import { newOrg } from '../support/api.ts';
+import { embeddedStartEnv } from '../support/embedded-start.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
 import { alive, descendants } from '../support/processes.ts';
@@ -119,20 +119,15 @@ describe('npm start launcher (issue 14)', function () {
   });
 
   it('starts from a clone under a 0700 parent, restarts a killed worker and API, and stops everything on Ctrl-C', async () => {
-    const [port, pgPort, temporalPort, temporalUiPort] = [await freePort(0), await freePort(0), await freePort(0), await freePort(0)];
     const dataDir = path.join(clone, '.data');
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      PORT: String(port),
-      DATA_DIR: dataDir,
-      PG_PORT: String(pgPort),
-      TEMPORAL_PORT: String(temporalPort),
-      TEMPORAL_UI_PORT: String(temporalUiPort),
-      MODEL_BASE_URL: model.url, // the instance default model: the fake, on this machine
-      MODEL_NAME: 'm',
-      INSTANCE_MODEL_ORGS: 'all', // the run below is a signed-up user's organization's
-    };
-    for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'TEMPORAL_UI_URL', 'SECRETS_KEY', 'LOG_FORMAT', 'BOOTSTRAP_TOKEN']) delete env[name];
+    const { env, port } = await embeddedStartEnv(dataDir, {
+      extra: {
+        MODEL_BASE_URL: model.url, // the instance default model: the fake, on this machine
+        MODEL_NAME: 'm',
+        INSTANCE_MODEL_ORGS: 'all', // the run below is a signed-up user's organization's
+      },
+      drop: ['BOOTSTRAP_TOKEN'],
+    });
     launcher = spawn(process.execPath, ['--disable-warning=ExperimentalWarning', 'start.ts'], {
       cwd: clone,
       env,

@@ -12,10 +12,17 @@ import { z } from 'zod';
 import { zip } from '../fixtures/packages/build.ts';
 import { type Client, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { FakeModel, type RecordedRequest, toolCall } from '../support/fake-model.ts';
-import { agentManifest, uploadPackage } from '../support/packages.ts';
+import { agentManifest, mcpServerWithToken, uploadPackage } from '../support/packages.ts';
 import { startTestWorker, workerEnv } from '../support/worker.ts';
+import { addFakeModel } from '../support/run-services.ts';
 
 const TOKEN = 'mcp-secret-token-4711';
+/**
+ * How long the slow MCP server keeps a run's runtime from starting: past the start's 1 s
+ * announcement, the agent's 2 s timeout and the next heartbeat (every 2 s), within the 10 s an MCP
+ * connection may take.
+ */
+const SLOW_MCP_MS = 9000;
 
 /** A stateless MCP server with one tool, `lookup`, echoing the Authorization header it received. */
 async function startMcpServer() {
@@ -47,6 +54,22 @@ async function startMcpServer() {
   };
 }
 
+/** An MCP endpoint that answers nothing for `ms`: a run's MCP connection waits on it before its runtime starts. */
+async function startSlowServer(ms: number) {
+  const server = http.createServer((_req, res) => {
+    setTimeout(() => res.writeHead(503).end(), ms).unref();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
 async function importManifest(client: Client, manifest: Record<string, unknown>, prompt?: string) {
   const files: Record<string, string> = { 'manifest.json': JSON.stringify(manifest) };
   if (prompt) files['prompt.md'] = prompt;
@@ -61,41 +84,22 @@ describe('MCP server dependencies', function () {
   let model: FakeModel;
   let worker: Awaited<ReturnType<typeof startTestWorker>>;
   let mcp: Awaited<ReturnType<typeof startMcpServer>>;
+  let slow: Awaited<ReturnType<typeof startSlowServer>>;
   let org: Awaited<ReturnType<typeof newOrg>>;
 
   before(async () => {
     model = await new FakeModel().start();
     mcp = await startMcpServer();
+    slow = await startSlowServer(SLOW_MCP_MS);
     api = await startTestApi(workerEnv());
     worker = await startTestWorker();
     org = await newOrg(api);
-    const created = await org.client.post('/api/models', {
-      name: 'fake',
-      provider: 'openai-compatible',
-      baseUrl: model.url,
-      model: 'fake-1',
-      apiKey: 'sk-x',
-      isDefault: true,
-    });
-    expect(created.status, created.text).to.equal(201);
+    await addFakeModel(org.client, model, { apiKey: 'sk-x' });
     const imports = [
-      {
-        ...base('@mcpt/lookup-auth', 'integration'),
-        source: { kind: 'none' },
-        auths: {
-          main: {
-            type: 'custom',
-            credentials: { schema: { type: 'object', required: ['token'], properties: { token: { type: 'string' } } } },
-            authorized_uris: [mcp.url],
-            delivery: { http: { in: 'header', name: 'Authorization', prefix: 'Bearer ', value: '{$credential.token}' } },
-          },
-        },
-      },
-      {
-        ...base('@mcpt/lookup-server', 'mcp-server'),
-        remote: { url: mcp.url, transport: 'streamable-http', auth: { integration: '@mcpt/lookup-auth', auth_key: 'main' } },
-      },
+      ...mcpServerWithToken('@mcpt/lookup-server', '@mcpt/lookup-auth', mcp.url),
       { ...base('@mcpt/gone', 'mcp-server'), remote: { url: 'http://127.0.0.1:9/mcp', transport: 'streamable-http' } },
+      // 127.0.0.1 is reached only through an integration whose authorized URIs name it.
+      ...mcpServerWithToken('@mcpt/slow', '@mcpt/slow-auth', slow.url),
     ];
     for (const m of imports) {
       const res = await importManifest(org.client, m);
@@ -107,18 +111,26 @@ describe('MCP server dependencies', function () {
         dependencies: { mcp_servers: { '@mcpt/lookup-server': '^1.0.0' }, integrations: { '@mcpt/lookup-auth': '^1.0.0' } },
       }),
       agentManifest({ name: '@mcpt/unreachable', dependencies: { mcp_servers: { '@mcpt/gone': '^1.0.0' } } }),
+      agentManifest({
+        name: '@mcpt/slow-start',
+        timeout: 2,
+        dependencies: { mcp_servers: { '@mcpt/slow': '^1.0.0' }, integrations: { '@mcpt/slow-auth': '^1.0.0' } },
+      }),
     ];
     for (const m of agents) {
       const res = await importManifest(org.client, m, 'Use the tools.');
       expect(res.status, res.text).to.equal(201);
     }
-    const conn = await org.client.post('/api/integrations/@mcpt/lookup-auth/auths/main/connect/fields', { credentials: { token: TOKEN } });
-    expect(conn.status, conn.text).to.be.oneOf([200, 201]);
+    for (const integration of ['@mcpt/lookup-auth', '@mcpt/slow-auth']) {
+      const conn = await org.client.post(`/api/integrations/${integration}/auths/main/connect/fields`, { credentials: { token: TOKEN } });
+      expect(conn.status, conn.text).to.be.oneOf([200, 201]);
+    }
   });
   after(async () => {
     await worker?.stop();
     await api?.close();
     await mcp?.stop();
+    await slow?.stop();
     await model?.stop();
   });
 
@@ -189,6 +201,21 @@ describe('MCP server dependencies', function () {
     const warn = logs.find((l) => l.kind === 'mcp' && l.level === 'warn');
     expect(warn, logsText).to.exist;
     expect(warn.message).to.contain('@mcpt/gone');
+  });
+
+  it("starts the agent's timeout 1 s after its attempt began when its runtime has not asked the model by then", async () => {
+    // The run's MCP connection waits SLOW_MCP_MS for the slow server, so its runtime starts (and
+    // would first ask the model) only after that. The start is announced at the latest 1 s into
+    // the attempt, which starts the 2 s timeout: the run times out while still connecting.
+    const marker = randomUUID();
+    model.script(marker, [() => toolCall('output', { done: true })]);
+    const launched = await org.client.post('/api/agents/@mcpt/slow-start/run', { input: { marker } });
+    expect(launched.status, launched.text).to.equal(201);
+    const run = (await org.client.get(`/api/runs/${launched.body.id}?wait=30`)).body;
+    expect(run.status, run.error).to.equal('timeout');
+    expect(run.error).to.contain('timeout of 2 s');
+    expect(Date.parse(run.finishedAt) - Date.parse(run.startedAt), 'timed out before the MCP server answered').to.be.below(SLOW_MCP_MS - 1000);
+    expect(model.requests.filter((r) => JSON.stringify(r.body).includes(marker))).to.have.length(0);
   });
 
   it('the manifest: remote needs a url and the streamable-http transport; a missing mcp server refuses the launch', async () => {

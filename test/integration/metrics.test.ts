@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { Client, newKey, newOrg } from '../support/api.ts';
 import { toolCall } from '../support/fake-model.ts';
 import { importAgent } from '../support/packages.ts';
-import { type RunServices, startRunServices } from '../support/run-services.ts';
+import { type RunServices, startRunServices, addFakeModel } from '../support/run-services.ts';
 import { Feed } from '../support/sse-feed.ts';
 import { spawnWorkerProcess } from '../support/worker.ts';
 import { freeLoopbackPort } from '../../shared/observability/metrics.ts';
@@ -41,14 +41,7 @@ describe('metrics', function () {
       workerEnv: { METRICS_TOKEN: TOKEN, WORKER_METRICS_PORT: '0' },
     });
     org = await newOrg(services.api, 'metrics');
-    const model = await org.client.post('/api/models', {
-      name: 'fake',
-      provider: 'openai-compatible',
-      baseUrl: services.model.url,
-      model: 'm',
-      isDefault: true,
-    });
-    expect(model.status, model.text).to.equal(201);
+    await addFakeModel(org.client, services.model, { model: 'm', apiKey: undefined });
     key = await newKey(services.api, org.client, { name: 'metrics' });
     await importAgent(org.client, { name: '@metrics/agent' });
   });

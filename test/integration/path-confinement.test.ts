@@ -21,6 +21,7 @@ import { FakeModel, toolCall } from '../support/fake-model.ts';
 import { agentManifest, importAgent, uploadPackage } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
 import { startTestWorker, workerEnv } from '../support/worker.ts';
+import { addFakeModel } from '../support/run-services.ts';
 
 /** A host path outside every workspace, and a property name that lands on it from any run folder. */
 function escapeTarget(tag: string): { host: string; field: string } {
@@ -48,15 +49,7 @@ describe('path confinement (issue 28)', function () {
     worker = await startTestWorker();
     org = await newOrg(api, 'confine');
     anon = new Client(api.url);
-    const created = await org.client.post('/api/models', {
-      name: 'fake',
-      provider: 'openai-compatible',
-      baseUrl: model.url,
-      model: 'fake-1',
-      apiKey: 'sk-x',
-      isDefault: true,
-    });
-    expect(created.status, created.text).to.equal(201);
+    await addFakeModel(org.client, model, { apiKey: 'sk-x' });
   });
   after(async () => {
     for (const p of written) fs.rmSync(p, { recursive: true, force: true });

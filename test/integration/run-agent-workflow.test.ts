@@ -34,6 +34,10 @@ describe('runAgent workflow (mocked activities)', function () {
   /** Per run: what the workflow asked the activities, in order. */
   const journal = new Map<string, string[]>();
   const sandboxes = new Map<string, Sandbox>();
+  /** Runs whose executeAgent says it wrote the start and published `run.started` itself, as the real one does. */
+  const announcing = new Set<string>();
+  /** Runs whose executeAgent sends no sandboxStarted signal (done before it was due). */
+  const unsignalled = new Set<string>();
   let seq = 0;
 
   const note = (runId: string, entry: string) => journal.set(runId, [...(journal.get(runId) ?? []), entry]);
@@ -72,7 +76,8 @@ describe('runAgent workflow (mocked activities)', function () {
         activities: {
           async executeAgent(runId: string): Promise<ExecuteResult> {
             note(runId, 'slot');
-            await env.client.workflow.getHandle(runId).signal(sandboxStarted);
+            if (!unsignalled.has(runId))
+              await env.client.workflow.getHandle(runId).signal(sandboxStarted, ...(announcing.has(runId) ? [{ announced: true }] : []));
             return sandboxes.get(runId)!(Context.current());
           },
         },
@@ -91,9 +96,11 @@ describe('runAgent workflow (mocked activities)', function () {
     }
   });
 
-  function start(sandbox: Sandbox, timeoutSeconds: number) {
+  function start(sandbox: Sandbox, timeoutSeconds: number, opts: { announcing?: boolean; unsignalled?: boolean } = {}) {
     const runId = `run_test${++seq}`;
     sandboxes.set(runId, sandbox);
+    if (opts.announcing) announcing.add(runId);
+    if (opts.unsignalled) unsignalled.add(runId);
     return env.client.workflow.start<typeof runAgent>('runAgent', { taskQueue, workflowId: runId, args: [{ runId, timeoutSeconds, orgId: 'org_test' }] });
   }
 
@@ -187,5 +194,45 @@ describe('runAgent workflow (mocked activities)', function () {
     slot.release();
     expect(await first.result()).to.equal('success');
     expect(entries(waiting.workflowId)).to.deep.equal(['finalize cancelled: The run was cancelled', 'run.cancelled']);
+  });
+
+  it('leaves the start and the end to executeAgent when it wrote and announced them: no state activity, RunStatus set', async () => {
+    const handle = await start(async () => ({ sandboxMode: 'process', ended: 'success' }), 600, { announcing: true });
+    expect(await handle.result()).to.equal('success');
+    expect(entries(handle.workflowId)).to.deep.equal(['slot']);
+    expect((await handle.describe()).searchAttributes.RunStatus).to.deep.equal(['success']);
+  });
+
+  it('takes the start as announced from the result of an executeAgent done before its signal was due: no signal, no state activity', async () => {
+    const handle = await start(async () => ({ sandboxMode: 'process', ended: 'success', announced: true }), 600, { unsignalled: true });
+    expect(await handle.result()).to.equal('success');
+    expect(entries(handle.workflowId)).to.deep.equal(['slot']);
+    const history = await handle.fetchHistory();
+    expect(history.events?.some((e) => e.workflowExecutionSignaledEventAttributes)).to.equal(false);
+    expect((await handle.describe()).searchAttributes.RunStatus).to.deep.equal(['success']);
+  });
+
+  it('marks the run running itself when executeAgent ended it without a signal and without having published the start', async () => {
+    const handle = await start(async () => ({ sandboxMode: 'process', ended: 'success' }), 600, { unsignalled: true });
+    expect(await handle.result()).to.equal('success');
+    expect(entries(handle.workflowId)).to.deep.equal(['slot', 'running', 'run.started']);
+  });
+
+  it('still times out and finalizes a run whose start executeAgent announced', async () => {
+    let id = '';
+    const handle = await start(
+      untilKilled(() => id),
+      1,
+      { announcing: true },
+    );
+    id = handle.workflowId;
+    expect(await handle.result()).to.equal('timeout');
+    expect(entries(id)).to.deep.equal(['slot', 'killed', 'finalize timeout: The run exceeded its timeout of 1 s', 'run.timeout']);
+  });
+
+  it('finalizes as before when executeAgent ends without having written the end', async () => {
+    const handle = await start(async () => ({ output: { n: 1 }, sandboxMode: 'process' }), 600, { announcing: true });
+    expect(await handle.result()).to.equal('success');
+    expect(entries(handle.workflowId)).to.deep.equal(['slot', 'finalize success', 'run.success']);
   });
 });

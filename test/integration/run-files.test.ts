@@ -15,6 +15,7 @@ import { FakeModel, type RecordedRequest, toolCall } from '../support/fake-model
 import { importAgent } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
 import { startTestWorker, workerEnv } from '../support/worker.ts';
+import { addFakeModel } from '../support/run-services.ts';
 
 const sha = (b: Buffer | string) => createHash('sha256').update(b).digest('hex');
 const OUTPUT = { type: 'object', required: ['summary'], properties: { summary: { type: 'string' } } };
@@ -48,15 +49,7 @@ describe('files in and out of runs (issue 16)', function () {
     worker = await startTestWorker();
     org = await newOrg(api, 'runfiles');
     anon = new Client(api.url);
-    const created = await org.client.post('/api/models', {
-      name: 'fake',
-      provider: 'openai-compatible',
-      baseUrl: model.url,
-      model: 'fake-1',
-      apiKey: 'sk-x',
-      isDefault: true,
-    });
-    expect(created.status, created.text).to.equal(201);
+    await addFakeModel(org.client, model, { apiKey: 'sk-x' });
     await importAgent(org.client, {
       name: '@files/reader',
       input: INPUT,

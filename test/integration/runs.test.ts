@@ -95,6 +95,14 @@ describe('agent runs', function () {
     expect(JSON.stringify(req.body.messages)).not.to.contain('sk-test-secret-key');
   });
 
+  it("calls the model of later runs over the kept-alive connection an earlier run's calls opened", async () => {
+    model.script('topic-conn-1', [() => toolCall('output', { summary: 'one' })]);
+    model.script('topic-conn-2', [() => toolCall('output', { summary: 'two' })]);
+    for (const topic of ['topic-conn-1', 'topic-conn-2']) expect((await waitDone((await launch('@acme/summarizer', { topic })).id)).status).to.equal('success');
+    const [first, second] = ['topic-conn-1', 'topic-conn-2'].map((t) => model.requests.find((r) => JSON.stringify(r.body.messages).includes(t))!);
+    expect(second.connection).to.equal(first.connection);
+  });
+
   it('fails a run whose output does not match the output schema, with the validation errors', async () => {
     model.script('topic-mismatch', [() => toolCall('output', { summary: 42, extra: true })]);
     const run = await launch('@acme/summarizer', { topic: 'topic-mismatch' });
@@ -123,6 +131,10 @@ describe('agent runs', function () {
     expect(done.status).to.equal('timeout');
     expect(done.error).to.contain('timeout of 2 s');
     expect(done.result).to.equal(null);
+    // The sandbox hears of the timeout with its next heartbeat, every 2 s (shared/runs/attempts.ts,
+    // HEARTBEAT_THROTTLE), not 8 s on while the model still answers: the timer starts up to about
+    // 1.5 s after startedAt, fires 2 s later, then the next heartbeat and the teardown.
+    expect(Date.parse(done.finishedAt) - Date.parse(done.startedAt)).to.be.below(7000);
   });
 
   it('cancels a running run: 202, then `cancelled`; a finished run is 409', async () => {
@@ -130,10 +142,12 @@ describe('agent runs', function () {
     const run = await launch('@acme/summarizer', { topic: 'cancel-me' });
     for (let i = 0; i < 50 && !model.requests.some((r) => JSON.stringify(r.body.messages).includes('cancel-me')); i++)
       await new Promise((r) => setTimeout(r, 100));
+    const cancelledAt = Date.now();
     const cancel = await org.client.post(`/api/runs/${run.id}/cancel`);
     expect(cancel.status).to.equal(202);
     const done = await waitDone(run.id);
     expect(done.status).to.equal('cancelled');
+    expect(Date.parse(done.finishedAt) - cancelledAt, 'stopped at its next heartbeat (every 2 s), not 8 s on').to.be.below(5000);
     expectProblem(await org.client.post(`/api/runs/${run.id}/cancel`), 409, 'run_not_cancellable');
   });
 

@@ -23,6 +23,16 @@ function pidsCgroup(name: string): string {
   return fs.existsSync('/sys/fs/cgroup/pids') ? v1 : path.join('/sys/fs/cgroup/agent-service', name);
 }
 
+/** A cgroup file's content, or undefined when its group went between listing and reading. */
+function readIfThere(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
 describe('SANDBOX_LIMITS and agent_pids_ceiling (issue 31)', function () {
   this.timeout(180_000);
   let api: TestApi;
@@ -100,21 +110,26 @@ describe('SANDBOX_LIMITS and agent_pids_ceiling (issue 31)', function () {
     } finally {
       await cold.stop();
     }
-    const warm = await startTestWorker({ PLATFORM_RUN_LIMITS: limits, SANDBOX_WARM_POOL: '1', WORKER_MAX_CONCURRENT_RUNS: '1' });
+    // A worker process of its own: its pid names its warm cgroups, apart from the suite's worker's.
+    const warm = worker({ PLATFORM_RUN_LIMITS: limits, SANDBOX_WARM_POOL: '1', WORKER_MAX_CONCURRENT_RUNS: '1' });
     try {
       const parent = path.dirname(pidsCgroup('x'));
       let ceilings: string[] = [];
       // Made by the pool as the worker starts: the folder first, its pids.max a moment later.
-      for (let i = 0; i < 100 && (ceilings.length === 0 || ceilings.some((c) => c !== '77')); i++) {
+      for (let i = 0; i < 600 && (ceilings.length === 0 || ceilings.some((c) => c !== '77')); i++) {
         ceilings = fs
           .readdirSync(parent)
-          .filter((name) => name.startsWith(`warm-${process.pid}-`))
-          .map((name) => fs.readFileSync(path.join(parent, name, 'pids.max'), 'utf8').trim());
+          .filter((name) => name.startsWith(`warm-${warm.pid}-`))
+          .map((name) => readIfThere(path.join(parent, name, 'pids.max')))
+          .filter((c) => c !== undefined);
         await new Promise((r) => setTimeout(r, 50));
       }
       expect(ceilings).to.deep.equal(['77']);
     } finally {
-      await warm.stop();
+      if (warm.exitCode === null && warm.signalCode === null) {
+        warm.kill('SIGTERM');
+        await once(warm, 'exit');
+      }
     }
   });
 

@@ -12,7 +12,7 @@ import { expect } from 'chai';
 import { zip } from '../fixtures/packages/build.ts';
 import { newKey, newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { toolCall } from '../support/fake-model.ts';
-import { agentManifest, importAgent, uploadPackage } from '../support/packages.ts';
+import { agentManifest, importAgent, mcpServerWithToken, uploadPackage } from '../support/packages.ts';
 import { expectProblem } from '../support/problem.ts';
 import { spawnWorkerProcess, workerEnv } from '../support/worker.ts';
 
@@ -211,25 +211,7 @@ describe('upstream answers are read with a ceiling', function () {
 
   it('an MCP server answering without end is not used, naming its limit; the run goes on', async () => {
     const mcpUrl = `${model.url}/mcp`;
-    const base = (name: string, type: string) => ({ name, version: '1.0.0', type, schema_version: '0.3', display_name: name, description: 'x' });
-    const manifests = [
-      {
-        ...base('@caps/mcp-auth', 'integration'),
-        source: { kind: 'none' },
-        auths: {
-          main: {
-            type: 'custom',
-            credentials: { schema: { type: 'object', required: ['token'], properties: { token: { type: 'string' } } } },
-            authorized_uris: [mcpUrl],
-            delivery: { http: { in: 'header', name: 'Authorization', prefix: 'Bearer ', value: '{$credential.token}' } },
-          },
-        },
-      },
-      {
-        ...base('@caps/mcp-server', 'mcp-server'),
-        remote: { url: mcpUrl, transport: 'streamable-http', auth: { integration: '@caps/mcp-auth', auth_key: 'main' } },
-      },
-    ];
+    const manifests = mcpServerWithToken('@caps/mcp-server', '@caps/mcp-auth', mcpUrl);
     for (const m of manifests) {
       const res = await uploadPackage(org.client, await zip({ 'manifest.json': JSON.stringify(m) }));
       expect(res.status, res.text).to.equal(201);

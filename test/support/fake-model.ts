@@ -7,6 +7,8 @@ export interface RecordedRequest {
   path: string;
   headers: http.IncomingHttpHeaders;
   body: any;
+  /** The TCP connection it came on (1, 2, ... in the order they were opened). */
+  connection: number;
 }
 
 export type Step = (req: RecordedRequest) => unknown | Promise<unknown>;
@@ -81,11 +83,19 @@ export class FakeModel {
     return this.fallback;
   }
 
+  private readonly connections = new WeakMap<object, number>();
+  private opened = 0;
+  private connectionOf(socket: object): number {
+    if (!this.connections.has(socket)) this.connections.set(socket, ++this.opened);
+    return this.connections.get(socket)!;
+  }
+
   async start(): Promise<this> {
     this.server = http.createServer(async (req, res) => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
-      const recorded = { path: req.url ?? '/', headers: req.headers, body: JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') };
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}');
+      const recorded = { path: req.url ?? '/', headers: req.headers, body, connection: this.connectionOf(req.socket) };
       this.requests.push(recorded);
       try {
         const answer = await this.next(recorded)(recorded);

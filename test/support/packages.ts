@@ -73,6 +73,18 @@ export async function importIntegration(
   });
 }
 
+/**
+ * The manifests of `integration`, whose credential `token` goes to `url` as a Bearer header, and of
+ * `server`, the MCP server at `url` reached with it (`source` none: the integration has no API).
+ */
+export function mcpServerWithToken(server: string, integration: string, url: string): Record<string, unknown>[] {
+  const base = (name: string, type: string) => ({ name, version: '1.0.0', type, schema_version: '0.3', display_name: name, description: 'x' });
+  return [
+    { ...base(integration, 'integration'), source: { kind: 'none' }, auths: { main: authorizationAuth([url], 'token', 'Bearer ') } },
+    { ...base(server, 'mcp-server'), remote: { url, transport: 'streamable-http', auth: { integration, auth_key: 'main' } } },
+  ];
+}
+
 /** A `custom` auth whose one credential, `field`, goes to `uris` as `Authorization: <prefix><field>`. */
 export function authorizationAuth(uris: string[], field: string, prefix: string): Record<string, unknown> {
   return {

@@ -4,9 +4,8 @@
 // forwarded (but for its own credentials and this service's headers), the target's status,
 // headers and body come back with `Proxy-Status`, and echoed credential values are redacted.
 import getRawBody from 'raw-body';
-import { RateLimiterRes } from 'rate-limiter-flexible';
 import { problem } from '../../../shared/errors.ts';
-import { findIntegration, type IntegrationAuth } from '../../../shared/integrations/auths.ts';
+import { findIntegration, type Integration, type IntegrationAuth } from '../../../shared/integrations/auths.ts';
 import { type ConnectionRow, grantedUris, openCredentials, ownedConnections } from '../../../shared/integrations/connections.ts';
 import { callWithCredential, DeliveryRefused } from '../../../shared/integrations/deliver.ts';
 import { findLiveProxySession } from '../../../shared/integrations/proxy-sessions.ts';
@@ -17,7 +16,6 @@ import type { RateLimitRule } from '../../rate-limiters.ts';
 import type { HttpMethod, RouteDef } from '../../route.ts';
 import { defineRoute } from '../../route.ts';
 import { connectionOwner } from '../../resources/connections.ts';
-import { credentialIdentity } from '../../middleware/authenticate.ts';
 
 export const PROXY_PATH = '/api/credential-proxy/proxy';
 
@@ -75,29 +73,15 @@ const NOT_RETURNED = new Set([
   'proxy-status',
 ]);
 
-/** SPEC 8.5: `CREDENTIAL_PROXY_LIMITS.rate_per_min` per identity, shared by every method. */
-function credentialProxyRateLimit(): RateLimitRule {
-  return configuredRateLimit({ points: 100, duration: 60, by: 'identity' }, (c) => c.credentialProxyLimits.rate_per_min);
-}
-
 /**
- * Each method's route has its own counter (the router keys limiters by route); this one is
- * shared by them all, so the limit holds per identity whatever the mix of methods.
+ * SPEC 8.5: `CREDENTIAL_PROXY_LIMITS.rate_per_min` per identity, one counter shared by every
+ * method's route, so the limit holds whatever the mix of methods.
  */
-async function enforceSharedLimit(ctx: AppContext): Promise<void> {
-  const points = ctx.services.config.credentialProxyLimits.rate_per_min;
-  const limiter = ctx.services.rateLimiters.forRoute('credential-proxy any method', { points, duration: 60, by: 'identity' });
-  const auth = ctx.state.auth!;
-  try {
-    await limiter.consume(credentialIdentity(auth));
-  } catch (err) {
-    if (!(err instanceof RateLimiterRes)) throw err;
-    const retryAfter = Math.max(1, Math.ceil(err.msBeforeNext / 1000));
-    throw problem('rate_limited', {
-      detail: `CREDENTIAL_PROXY_LIMITS.rate_per_min (${points}) reached for this identity; retry in ${retryAfter} s`,
-      retryAfter,
-    });
-  }
+function credentialProxyRateLimit(): RateLimitRule {
+  return configuredRateLimit(
+    { points: 100, duration: 60, by: 'identity', counter: 'the credential proxy (CREDENTIAL_PROXY_LIMITS.rate_per_min, all methods together)' },
+    (c) => c.credentialProxyLimits.rate_per_min,
+  );
 }
 
 const INTEGRATION_ID = /^(@[^/\s]+)\/([^/\s]+)$/;
@@ -154,30 +138,42 @@ function forwardedHeaders(ctx: AppContext): Record<string, string> {
   return out;
 }
 
+/** The integration `@scope/name` and the caller's usable connections of it, newest first: read at once (both need only the id). */
+function readIntegration(
+  ctx: AppContext,
+  integrationId: string,
+): { integration: Promise<Integration | undefined>; connections: Promise<ConnectionRow[]> } | undefined {
+  const { knex } = ctx.services;
+  const { org, space } = ctx.state.tenancy!;
+  const m = INTEGRATION_ID.exec(integrationId);
+  if (!m) return undefined;
+  // A promise, run once (a query builder runs again each time it is awaited).
+  const connections = ownedConnections(knex, { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx) })
+    .where({ integration_package_id: integrationId, needs_reconnection: false })
+    .orderBy([
+      { column: 'updated_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .then((rows: ConnectionRow[]) => rows);
+  return { integration: findIntegration(knex, org!.id, space!.id, m[1], m[2]), connections };
+}
+
 /**
  * Among the owner's usable connections of the matching auths, the most recently updated one
  * granted the target (DESIGN.md 5); else the newest, which delivery then refuses naming why.
  */
-async function chooseConnection(ctx: AppContext, integrationId: string, target: string): Promise<{ auth: IntegrationAuth; connection: ConnectionRow }> {
-  const { knex } = ctx.services;
-  const { org, space } = ctx.state.tenancy!;
-  const m = INTEGRATION_ID.exec(integrationId);
-  if (!m) throw invalidHeader(proxyHeaders.integration, 'must be an integration id, @scope/name');
-  const integration = await findIntegration(knex, org!.id, space!.id, m[1], m[2]);
+async function chooseConnection(
+  integrationId: string,
+  target: string,
+  read: ReturnType<typeof readIntegration>,
+): Promise<{ auth: IntegrationAuth; connection: ConnectionRow }> {
+  if (!read) throw invalidHeader(proxyHeaders.integration, 'must be an integration id, @scope/name');
+  const integration = await read.integration;
   if (!integration) throw problem('not_found', { detail: `No integration ${integrationId} in this space`, param: proxyHeaders.integration });
   const auths = integration.auths.filter((a) => matchesAuthorizedUri(target, a.authorizedUris));
   if (!auths.length)
     throw problem('unauthorized_target', { detail: `${target} is outside the authorized_uris of ${integrationId}`, param: proxyHeaders.target });
-  const candidates = (await ownedConnections(knex, { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx) })
-    .where({ integration_package_id: integration.id, needs_reconnection: false })
-    .whereIn(
-      'auth_key',
-      auths.map((a) => a.key),
-    )
-    .orderBy([
-      { column: 'updated_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])) as ConnectionRow[];
+  const candidates = (await read.connections).filter((c) => auths.some((a) => a.key === c.auth_key));
   const connection = candidates.find((c) => matchesAuthorizedUri(target, grantedUris(c))) ?? candidates[0];
   if (!connection) {
     throw problem('proxy_connection_missing', {
@@ -201,7 +197,6 @@ const REFUSALS: Record<DeliveryRefused['reason'], Parameters<typeof problem>[0]>
 /** One proxied call. */
 export async function proxyCall(ctx: AppContext): Promise<void> {
   const { knex, config } = ctx.services;
-  await enforceSharedLimit(ctx);
   const integrationId = requiredHeader(ctx, proxyHeaders.integration);
   const targetHeader = requiredHeader(ctx, proxyHeaders.target);
   const sessionId = requiredHeader(ctx, proxyHeaders.session);
@@ -214,15 +209,25 @@ export async function proxyCall(ctx: AppContext): Promise<void> {
     throw invalidHeader(proxyHeaders.target, 'must be an absolute http(s) URL');
   }
   const { org, space } = ctx.state.tenancy!;
-  const session = await findLiveProxySession(knex, sessionId, { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx) });
-  if (!session) {
+  // Read at once (reads only: two round trips to Postgres on the way instead of six one after the
+  // other): the access epoch this request's credential lookups were made at (RouteDef.confirmsAccess),
+  // the session, the integration and the caller's connections of it. Judged in this order: the
+  // epoch (stale: the router runs the request again, nothing of its body read yet), the session,
+  // the body, the integration, the connection.
+  const confirmed = ctx.state.access!.settle(knex);
+  const session = findLiveProxySession(knex, sessionId, { orgId: org!.id, spaceId: space!.id, owner: connectionOwner(ctx) });
+  const integration = readIntegration(ctx, integrationId);
+  // Awaited below; not unhandled when an earlier check throws.
+  for (const read of [confirmed, session, integration?.integration, integration?.connections]) read?.catch(() => undefined);
+  await confirmed;
+  if (!(await session)) {
     throw problem('invalid_proxy_session', {
       detail: `${proxyHeaders.session} names no live credential-proxy session of yours in this space`,
       param: proxyHeaders.session,
     });
   }
-  const body = await readBody(ctx);
-  const { auth, connection } = await chooseConnection(ctx, integrationId, target);
+  const payload = await readBody(ctx);
+  const { auth, connection } = await chooseConnection(integrationId, target, integration);
   const abort = new AbortController();
   ctx.req.once('close', () => {
     if (!ctx.res.writableEnded) abort.abort();
@@ -233,7 +238,7 @@ export async function proxyCall(ctx: AppContext): Promise<void> {
       config,
       config.credentialProxyLimits,
       { auth, credential: openCredentials(config.secretsKey, connection), connection },
-      { method: ctx.method, url: target, headers: forwardedHeaders(ctx), body },
+      { method: ctx.method, url: target, headers: forwardedHeaders(ctx), body: payload },
       abort.signal,
     );
   } catch (err) {
@@ -283,6 +288,7 @@ export function proxyRoutes(): RouteDef[] {
       context: 'space',
       scope: 'credential-proxy:call',
       rateLimit,
+      confirmsAccess: true, // the access epoch is read with the session and the integration (proxyCall)
       headers: {
         [proxyHeaders.integration]: {
           description: 'The integration whose connection is used, `@scope/name`',

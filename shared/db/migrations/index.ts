@@ -29,6 +29,7 @@ import * as m025 from './025_secret_destinations.ts';
 import * as m026 from './026_instance_owner.ts';
 import * as m027 from './027_mail_outbox_sealed.ts';
 import * as m028 from './028_run_step_timeline.ts';
+import * as m029 from './029_run_live_attempt.ts';
 
 interface Migration {
   up(knex: Knex): Promise<void>;
@@ -64,6 +65,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '026_instance_owner': m026,
   '027_mail_outbox_sealed': m027,
   '028_run_step_timeline': m028,
+  '029_run_live_attempt': m029,
 };
 
 export const migrationSource: Knex.MigrationSource<string> = {
