@@ -58,6 +58,8 @@ export interface RunCgroup {
   /** Files the sandboxed process writes its own pid into before exec. */
   procsFiles: string[];
   oomKilled(): boolean;
+  /** SIGKILLs every process still in it (what outlived its sandbox's own process, spawn.ts). */
+  killAll(): void;
   remove(): Promise<void>;
 }
 
@@ -91,6 +93,13 @@ export function createRunCgroup(name: string, limits: RunCgroupLimits, ownerUid:
       mode,
       procsFiles: [path.join(dir, 'cgroup.procs')],
       oomKilled: () => /oom_kill [1-9]/.test(readOr(path.join(dir, 'memory.events'))),
+      killAll: () => {
+        try {
+          fs.writeFileSync(path.join(dir, 'cgroup.kill'), '1'); // Linux 5.14+: the kernel kills them all, forks included
+        } catch {
+          killListed(path.join(dir, 'cgroup.procs'));
+        }
+      },
       remove: () => rmdirQuietly(dir),
     };
   }
@@ -117,6 +126,7 @@ export function createRunCgroup(name: string, limits: RunCgroupLimits, ownerUid:
       mode,
       procsFiles: dirs.map((d) => path.join(d, 'cgroup.procs')),
       oomKilled: () => /oom_kill [1-9]/.test(readOr(path.join(mem, 'memory.oom_control'))),
+      killAll: () => killListed(path.join(mem, 'cgroup.procs')),
       remove: async () => {
         await Promise.all(dirs.map(rmdirQuietly));
       },
@@ -148,7 +158,16 @@ export function removeStaleCgroups(stale: (name: string) => boolean): void {
   }
 }
 
-export const NO_CGROUP: RunCgroup = { mode: 'none', procsFiles: [], oomKilled: () => false, remove: async () => {} };
+export const NO_CGROUP: RunCgroup = { mode: 'none', procsFiles: [], oomKilled: () => false, killAll: () => {}, remove: async () => {} };
+
+/** SIGKILLs the pids a cgroup.procs file lists (a cgroup already gone lists none). */
+function killListed(procsFile: string): void {
+  for (const pid of readOr(procsFile).split('\n').filter(Boolean)) {
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {} // ended meanwhile
+  }
+}
 
 function readOr(file: string): string {
   try {

@@ -160,6 +160,9 @@ function symlinkArgs(): string[] {
   return out;
 }
 
+/** How long a sandbox's pipes stay open after its process exited, for output still in them. */
+const PIPES_GRACE_MS = 1000;
+
 /** The sandbox's stdio slot bwrap reads the seccomp filter from (a pipe the worker writes it to). */
 const SECCOMP_FD = 3;
 
@@ -258,6 +261,18 @@ export function spawnSandbox(opts: SandboxOptions): Sandbox {
   // A warm sandbox killed before its go: its stdin may close under a write.
   child.stdin?.on('error', () => undefined);
   const alive = () => child.exitCode === null && child.signalCode === null;
+  // The sandbox ends with its own process. Normally nothing of it outlives that (bwrap's pid
+  // namespace dies with its init), but bwrap sets --die-with-parent on its child only after its
+  // setup began: killed in that window, it leaves the child running, holding the pipes, and
+  // `close` would never come. What is left is killed with the cgroup, and the pipes are closed
+  // after a grace that lets the last output through.
+  child.once('exit', () => {
+    cgroup.killAll();
+    child.stdin?.destroy();
+    setTimeout(() => {
+      for (const stream of child.stdio) stream?.destroy();
+    }, PIPES_GRACE_MS).unref();
+  });
   const exited = new Promise<SandboxExit>((resolve) => {
     child.once('close', (code, signal) => {
       const oomKilled = cgroup.oomKilled() || /heap out of memory|Reached heap limit/.test(stderr);

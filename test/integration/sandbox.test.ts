@@ -1,4 +1,6 @@
 // The sandbox of DESIGN.md section 3: what an agent process can and cannot do.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
@@ -7,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { prepareRunFiles } from '../../activities/run-files.ts';
-import { spawnSandbox } from '../../activities/sandbox/spawn.ts';
+import { createRunCgroup, detectCgroupMode } from '../../activities/sandbox/cgroups.ts';
+import { spawnSandbox, useSandboxSetting } from '../../activities/sandbox/spawn.ts';
 import { DiskStorage } from '../../shared/files/disk-storage.ts';
 import { newOrg, startTestApi, type TestApi } from '../support/api.ts';
 import { FakeModel, toolCall } from '../support/fake-model.ts';
@@ -142,6 +145,61 @@ tryWrite('/workspace/output/out.txt') }));`;
     expect(result).to.equal(null);
     expect(exit.code).to.not.equal(0);
     expect(exit.oomKilled).to.equal(true);
+  });
+
+  it('ends with its own process, though something it started still holds its pipes', async () => {
+    // Unisolated, a process the agent detaches outlives it (under bwrap only a child bwrap had not
+    // yet bound to its parent can, when bwrap is killed as it starts: spawn.ts).
+    useSandboxSetting('process');
+    let straggler = 0;
+    try {
+      const sandbox = spawnSandbox({
+        name: `probe-straggler-${Date.now()}`,
+        nodeArgs: [
+          '-e',
+          `const c = require('node:child_process').spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'inherit', detached: true });
+           console.log(JSON.stringify({ pid: c.pid })); c.unref(); process.exit(0);`,
+        ],
+        memoryMb: 128,
+        cpus: 1,
+      });
+      let out = '';
+      sandbox.child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+      });
+      const started = Date.now();
+      const exit = await Promise.race([sandbox.exited, new Promise<null>((r) => setTimeout(() => r(null), 10_000))]);
+      straggler = JSON.parse(out.trim()).pid;
+      expect(exit, 'the sandbox never ended').to.not.equal(null);
+      expect(exit!.code).to.equal(0);
+      expect(Date.now() - started).to.be.lessThan(5000);
+      expect(process.kill(straggler, 0), 'the straggler is still alive: the sandbox did not wait for it').to.equal(true);
+    } finally {
+      useSandboxSetting('bwrap');
+      if (straggler) process.kill(straggler, 'SIGKILL');
+    }
+  });
+
+  it("kills every process left in a sandbox's cgroup", async function () {
+    if (detectCgroupMode() === 'none') this.skip(); // no cgroup to kill by
+    const cgroup = createRunCgroup(`probe-leftover-${Date.now()}`, { memoryMb: 64, cpus: 1 }, 0);
+    const join = cgroup.procsFiles.map((f) => `echo $$ > '${f}' && `).join('');
+    // Two processes in it, one started by the other, as a sandbox's init and agent would be.
+    const left = spawn('/bin/sh', ['-c', `${join}{ sleep 600 & exec sleep 600; }`], { stdio: 'ignore' });
+    try {
+      for (let i = 0; i < 100 && fs.readFileSync(cgroup.procsFiles[0], 'utf8').trim().split('\n').length < 2; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(fs.readFileSync(cgroup.procsFiles[0], 'utf8').trim().split('\n')).to.have.length(2);
+      cgroup.killAll();
+      const [, signal] = await once(left, 'exit');
+      expect(signal).to.equal('SIGKILL');
+      for (let i = 0; i < 100 && fs.readFileSync(cgroup.procsFiles[0], 'utf8').trim() !== ''; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(fs.readFileSync(cgroup.procsFiles[0], 'utf8').trim()).to.equal('');
+    } finally {
+      left.kill('SIGKILL');
+      await cgroup.remove();
+    }
   });
 
   describe('a run over its memory ceiling', () => {
