@@ -201,7 +201,7 @@ export function createExecuteAgentActivity(deps: ActivityDeps) {
     const ended = { ...(run as RunRow & { scope: string; name: string }), started_at: startedAt ?? run.started_at };
     const written =
       !ctx.cancellationSignal.aborted &&
-      (await endRun(knex, ended, agent, { status: 'success', output }, { uncontested: true }).catch((err) => {
+      (await endRun(knex, ended, agent, { status: 'success', output }, { uncontested: { attempt: ctx.info.attempt } }).catch((err) => {
         log.warn({ err, runId: run.id }, 'the run could not be ended here; runAgent ends it');
       }));
     if (!written) return { carried: await carryOutputOrRetry(knex, run.id, output) };

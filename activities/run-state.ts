@@ -113,9 +113,10 @@ const UNCONTESTED = `cancel_requested_at is null and started_at + make_interval(
  * Writes a live run's terminal status once (a success judged against the output schema), with
  * its log line and notification (failed, timeout) in the same transaction, and announces them
  * (the log line's event, then the status's, sent at commit; the payloads of `runEventPayload`).
- * The status the run has now. `uncontested`: executeAgent ending its run as soon as it succeeded,
- * a Temporal round trip before finalizeRun could (which then finds it written); nothing is
- * written when a cancel was asked for or the timeout is near (undefined is returned). A status
+ * The status the run has now. `uncontested`: executeAgent's attempt ending its run as soon as it
+ * succeeded, a Temporal round trip before finalizeRun could (which then finds it written); nothing
+ * is written when a cancel was asked for, the timeout is near, or a later attempt took the run
+ * (`live_attempt`, sidecar/journal.ts): undefined is returned. A status
  * without a notification (success, cancelled) is one statement, without a transaction around it:
  * a run's end waits for one round trip to Postgres, not four.
  */
@@ -124,7 +125,7 @@ export async function endRun(
   run: LoadedRun,
   agent: ResolvedAgent | undefined,
   outcome: RunOutcome,
-  opts: { uncontested?: boolean } = {},
+  opts: { uncontested?: { attempt: number } } = {},
 ): Promise<RunStatus | undefined> {
   let final = outcome;
   if (outcome.status === 'success') {
@@ -137,7 +138,7 @@ export async function endRun(
     } = await db.raw(
       `with ended as (
          update runs set status = ?, result = ?, error = ?, finished_at = now(), log_seq = log_seq + 1
-         where id = ? and status = any(?) ${opts.uncontested ? `and ${UNCONTESTED}` : ''}
+         where id = ? and status = any(?) ${opts.uncontested ? `and ${UNCONTESTED} and live_attempt <= ?` : ''}
          returning id, status, org_id, space_id, user_id, schedule_id, error, log_seq
        ), cleared as (
          delete from pending_outputs where run_id in (select id from ended)
@@ -154,6 +155,7 @@ export async function endRun(
         final.status === 'success' ? null : final.error,
         run.id,
         [...LIVE_STATUSES],
+        ...(opts.uncontested ? [opts.uncontested.attempt] : []),
         final.status === 'success' ? 'info' : 'error',
         (final.status === 'success' ? 'Run succeeded' : `Run ${final.status}: ${final.error}`).slice(0, MAX_LOG_MESSAGE),
         RUN_EVENTS_CHANNEL,

@@ -21,7 +21,7 @@ import { credentialHeader, deliveryInternalHosts, redact, refusedTarget, secrets
 import type { Logger } from '../../shared/log.ts';
 import type { ResolvedMcpServer } from '../../shared/packages/resolve-agent.ts';
 import { type PackageRow, splitName } from '../../shared/packages/types.ts';
-import { appendRunLog } from '../../shared/runs/logs.ts';
+import { appendRunLog, type LogEntryInput } from '../../shared/runs/logs.ts';
 import type { RunRow } from '../../shared/runs/model.ts';
 import type { ToolDef } from './providers.ts';
 
@@ -108,7 +108,12 @@ export class McpTools {
     return this.offered.has(name);
   }
 
-  async call(name: string, args: unknown): Promise<{ content: string }> {
+  /**
+   * Calls the tool; its `mcp_call` line goes to `logs`, which the sidecar writes with the call's
+   * journal step (server.ts): an attempt superseded meanwhile writes no line, and a resumed run
+   * neither loses nor repeats it.
+   */
+  async call(name: string, args: unknown, logs: LogEntryInput[]): Promise<{ content: string }> {
     const o = this.offered.get(name);
     if (!o) return { content: `Unknown tool "${name}"` };
     const { server, client, secrets } = o.conn;
@@ -132,7 +137,7 @@ export class McpTools {
     }
     const duration = Date.now() - started;
     const data = { server: server.id, tool: o.tool, duration_ms: duration, ok: !error, ...(error ? { error } : {}) };
-    await appendRunLog(this.deps.knex, this.run.id, {
+    logs.push({
       level: error ? 'warn' : 'info',
       type: 'mcp_call',
       message: `${server.id} ${o.tool}: ${error ? `error (${error})` : 'ok'} in ${duration} ms`,

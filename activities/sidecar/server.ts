@@ -377,7 +377,7 @@ export class Sidecar {
 
   private async carryOut(name: string, args: unknown, logs: LogEntryInput[], memory: Array<{ kind: string; content: string }>): Promise<ToolResult> {
     if (!this.tools.some((t) => t.name === name)) return { content: `Unknown tool "${name}". Available: ${this.tools.map((t) => t.name).join(', ')}` };
-    if (this.deps.mcp?.has(name)) return this.deps.mcp.call(name, args);
+    if (this.deps.mcp?.has(name)) return this.deps.mcp.call(name, args, logs);
     const a = (args ?? {}) as Record<string, unknown>;
     switch (name) {
       case 'output':
