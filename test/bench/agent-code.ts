@@ -111,7 +111,9 @@ const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** One session: a warm sandbox from `pool` when given (waited for until ready), else a cold one. */
 async function oneSession(pool: SandboxPool | undefined, name: string): Promise<Timings> {
-  const session = new SandboxSession({ kind: 'run', name, logFields: {}, ctx: undefined as never }, { config, log, sandboxPool: pool });
+  // Outside an activity: what the session reads of its context, a cancellation that never comes.
+  const ctx = { cancellationSignal: new AbortController().signal, heartbeat: () => {} } as never;
+  const session = new SandboxSession({ kind: 'run', name, logFields: {}, ctx }, { config, log, sandboxPool: pool });
   try {
     const warmDir = session.warmFolder({ code: true });
     if (pool && !warmDir) throw new Error('no warm sandbox waited');
